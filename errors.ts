@@ -1,0 +1,87 @@
+/**
+ * Typed errors with stable codes.
+ *
+ * Every error this project throws on purpose is a {@link SubagentGraphError} with a `code` that
+ * callers (the CLI, the HTTP layer, tests) can switch on. Messages name the thing, the bad value
+ * and the fix. This file imports nothing from the rest of the code so every layer may use it.
+ *
+ * Guards use a `Symbol.for` brand instead of `instanceof`, so errors survive being thrown across
+ * two copies of this module (a linked package, a test runner's module graph).
+ */
+
+const BRAND = Symbol.for("subagent-graph.error");
+
+/** Stable error codes. Append only: callers and stored records depend on them. */
+export const ErrorCode = {
+  /** A payload failed validation; `field` names the offending field. */
+  Validation: "VALIDATION_FAILED",
+  /** `backend_id` and `is_subagent` disagree. */
+  BackendMismatch: "BACKEND_SUBAGENT_MISMATCH",
+  /** Tried to make a subagent the default agent. */
+  SubagentDefault: "SUBAGENT_CANNOT_BE_DEFAULT",
+  /** Tried to change `backend_id` after creation. */
+  BackendImmutable: "BACKEND_ID_IMMUTABLE",
+  /** An update was based on an older version of the record than the stored one. */
+  VersionConflict: "VERSION_CONFLICT",
+  /** Another agent of the same owner already uses the slug. */
+  SlugTaken: "SLUG_TAKEN",
+  /** The thing does not exist or the caller may not see it (never tell which). */
+  NotFound: "NOT_FOUND",
+  /** The caller may see the thing but not change it. */
+  Forbidden: "FORBIDDEN",
+  /** A subagent was asked to act as a main (chat) agent. */
+  AgentIsSubagent: "AGENT_IS_SUBAGENT",
+  /** A thread id is malformed or reserved. */
+  InvalidThreadId: "INVALID_THREAD_ID",
+  /** A model spec in an agent's config cannot be turned into a model. */
+  ModelUnavailable: "MODEL_UNAVAILABLE",
+  /** A tool name in an agent's config is not registered. */
+  UnknownTool: "UNKNOWN_TOOL",
+  /** A scripted test model was called in a way its script does not allow. */
+  ScriptViolation: "SCRIPT_VIOLATION",
+  /** The runtime was used after `close()`. */
+  Closed: "RUNTIME_CLOSED",
+  /** A bug or a broken invariant: not the caller's fault. */
+  Internal: "INTERNAL",
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export interface SubagentGraphErrorOptions {
+  /** The payload field (dotted path) the error is about, when there is one. */
+  field?: string;
+  cause?: unknown;
+}
+
+/** Base class of every deliberate error. `isUserError` tells caller mistakes from our bugs. */
+export class SubagentGraphError extends Error {
+  readonly [BRAND] = true;
+  readonly code: ErrorCode;
+  readonly field: string | undefined;
+
+  constructor(code: ErrorCode, message: string, options: SubagentGraphErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "SubagentGraphError";
+    this.code = code;
+    this.field = options.field;
+  }
+
+  /** True for errors caused by the caller's input or permissions, false for internal faults. */
+  get isUserError(): boolean {
+    return this.code !== ErrorCode.Internal;
+  }
+
+  static isInstance(value: unknown): value is SubagentGraphError {
+    return typeof value === "object" && value !== null && BRAND in value;
+  }
+}
+
+/** Shorthand for a validation error about one field. */
+export function validationError(field: string, message: string): SubagentGraphError {
+  return new SubagentGraphError(ErrorCode.Validation, message, { field });
+}
+
+/** True when `value` is a {@link SubagentGraphError} with the given code. */
+export function hasErrorCode(value: unknown, code: ErrorCode): boolean {
+  return SubagentGraphError.isInstance(value) && value.code === code;
+}

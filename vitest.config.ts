@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // The checkpoint-validation suite (a later issue) needs vitest's globals.
+    globals: true,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
