@@ -1,0 +1,251 @@
+/**
+ * Agent records in the shared database, with every rule of DESIGN.md "Domain" enforced.
+ *
+ * Every method takes the acting user's `uid` first and answers as that user sees the store: an
+ * agent they may not see does not exist for them (`NOT_FOUND`, with the same message as a truly
+ * absent one), an agent they may see but not change is `FORBIDDEN`.
+ *
+ * Lookups by slug: slugs are unique per owner only, so several visible agents may share one.
+ * The user's own agent wins; otherwise the oldest visible one (by `created_at`, then `id`), so
+ * the answer does not change when someone shares a newer agent with the same slug. An id always
+ * wins over a slug.
+ */
+
+import { randomUUID } from "node:crypto";
+import type { Kysely, Transaction } from "kysely";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { clockOf, type RepositoryOptions } from "../store/repository-options.js";
+import type { DatabaseSchema } from "../store/schema.js";
+import { isUniqueViolation } from "../store/sql-errors.js";
+import { canEdit, canView } from "./permissions.js";
+import { fromAgentRow, toAgentRow, UNSHARED_SHARE_CONFIG_JSON } from "./rows.js";
+import { applyAgentUpdate, buildAgentRecord } from "./rules.js";
+import { type AgentRecord, parseAgentCreate, parseAgentUpdate } from "./schema.js";
+
+/** Options of {@link AgentRepository.list}. */
+export interface ListAgentsOptions {
+  /** Include subagents (management views); chat pickers leave them out. Default false. */
+  include_subagents?: boolean;
+}
+
+type Executor = Kysely<DatabaseSchema> | Transaction<DatabaseSchema>;
+
+/** Reads and writes `agents` on behalf of a user. */
+export class AgentRepository {
+  readonly #db: Kysely<DatabaseSchema>;
+  readonly #now: () => Date;
+
+  constructor(db: Kysely<DatabaseSchema>, options: RepositoryOptions = {}) {
+    this.#db = db;
+    this.#now = clockOf(options);
+  }
+
+  /**
+   * Creates an agent owned by `uid`. Making it the default clears the owner's previous default
+   * (whose version goes up, as for any change).
+   *
+   * @param payload untrusted input; see `agentCreateSchema`.
+   * @throws SubagentGraphError `VALIDATION_FAILED`, `BACKEND_SUBAGENT_MISMATCH`,
+   *   `SUBAGENT_CANNOT_BE_DEFAULT`, `SLUG_TAKEN`. Nothing is written when it throws.
+   */
+  async create(uid: string, payload: unknown): Promise<AgentRecord> {
+    const now = this.#now().toISOString();
+    const record = buildAgentRecord(parseAgentCreate(payload), {
+      id: randomUUID(),
+      owner_uid: uid,
+      now,
+    });
+    await this.#transaction(record.slug, async (trx) => {
+      if (record.is_default) await clearOtherDefaults(trx, record, now);
+      await trx.insertInto("agents").values(toAgentRow(record)).execute();
+    });
+    return record;
+  }
+
+  /**
+   * The agent with this id or slug that `uid` may see.
+   * @throws SubagentGraphError `NOT_FOUND` when there is none (absent or invisible alike).
+   */
+  async get(uid: string, idOrSlug: string): Promise<AgentRecord> {
+    const record = await this.find(uid, idOrSlug);
+    if (record === undefined) throw notFound(idOrSlug);
+    return record;
+  }
+
+  /** Like {@link get}, but `undefined` instead of `NOT_FOUND`. */
+  async find(uid: string, idOrSlug: string): Promise<AgentRecord | undefined> {
+    const visible = await this.#visible(uid, (query) =>
+      query.where((eb) => eb.or([eb("id", "=", idOrSlug), eb("slug", "=", idOrSlug)])),
+    );
+    return visible.find((record) => record.id === idOrSlug) ?? pickBySlug(visible, uid, idOrSlug);
+  }
+
+  /** Every agent `uid` may see, oldest first (`created_at`, then `id`). */
+  async list(uid: string, options: ListAgentsOptions = {}): Promise<AgentRecord[]> {
+    return this.#visible(uid, (query) =>
+      options.include_subagents === true ? query : query.where("is_subagent", "=", 0),
+    );
+  }
+
+  /**
+   * Applies `patch` to the agent `id`, raising its version by one.
+   *
+   * @param patch untrusted input; see `agentUpdateSchema` (present fields replace stored ones).
+   * @throws SubagentGraphError `NOT_FOUND` (absent or invisible), `FORBIDDEN` (visible but not
+   *   editable), `VALIDATION_FAILED`, `VERSION_CONFLICT` (stale `expected_version`, or another
+   *   writer changed the agent meanwhile), `BACKEND_ID_IMMUTABLE`, `BACKEND_SUBAGENT_MISMATCH`,
+   *   `SUBAGENT_CANNOT_BE_DEFAULT`, `SLUG_TAKEN`. Nothing is written when it throws.
+   */
+  async update(uid: string, id: string, patch: unknown): Promise<AgentRecord> {
+    const parsed = parseAgentUpdate(patch);
+    return this.#transaction(parsed.slug, async (trx) => {
+      const current = await loadEditable(trx, uid, id);
+      const now = this.#now().toISOString();
+      const next = applyAgentUpdate(current, parsed, now);
+      if (next.is_default) await clearOtherDefaults(trx, next, now);
+      // Guarded by the version read above, so a concurrent writer (PostgreSQL, several
+      // processes) cannot be overwritten silently.
+      const { id: _id, owner_uid: _owner, created_at: _created, ...changes } = toAgentRow(next);
+      const result = await trx
+        .updateTable("agents")
+        .set(changes)
+        .where("id", "=", id)
+        .where("version", "=", current.version)
+        .executeTakeFirst();
+      if (result.numUpdatedRows !== 1n) {
+        throw new SubagentGraphError(
+          ErrorCode.VersionConflict,
+          `agent "${current.slug}" was changed by someone else during this update: reload it and apply the change again`,
+          { field: "expected_version" },
+        );
+      }
+      return next;
+    });
+  }
+
+  /**
+   * Deletes the agent `id`. Its threads keep their owner (see `store/schema.ts`).
+   * @throws SubagentGraphError `NOT_FOUND` (absent or invisible), `FORBIDDEN` (not editable).
+   */
+  async delete(uid: string, id: string): Promise<void> {
+    await this.#transaction(undefined, async (trx) => {
+      await loadEditable(trx, uid, id);
+      await trx.deleteFrom("agents").where("id", "=", id).execute();
+    });
+  }
+
+  /** The default agent `uid` owns (shared agents never count), or `undefined`. */
+  async getDefault(uid: string): Promise<AgentRecord | undefined> {
+    const row = await this.#db
+      .selectFrom("agents")
+      .selectAll()
+      .where("owner_uid", "=", uid)
+      .where("is_default", "=", 1)
+      .where("is_subagent", "=", 0)
+      // One default per owner is kept by every write; if a race ever left two, pick the latest.
+      .orderBy("updated_at", "desc")
+      .orderBy("id")
+      .limit(1)
+      .executeTakeFirst();
+    return row === undefined ? undefined : fromAgentRow(row);
+  }
+
+  /**
+   * The subagents named by `slugs` that `uid` may see, in the order of `slugs`. Unknown or
+   * invisible slugs, agents that are not subagents and repeated slugs are dropped. Each slug is
+   * resolved like a slug lookup (own agent first, else the oldest visible).
+   */
+  async findSubagents(uid: string, slugs: readonly string[]): Promise<AgentRecord[]> {
+    const wanted = [...new Set(slugs)];
+    if (wanted.length === 0) return [];
+    const visible = await this.#visible(uid, (query) =>
+      query.where("is_subagent", "=", 1).where("slug", "in", wanted),
+    );
+    return wanted.flatMap((slug) => pickBySlug(visible, uid, slug) ?? []);
+  }
+
+  /**
+   * Agents `uid` may see among those `narrow` selects, oldest first. Other owners' agents
+   * shared with nobody are skipped in SQL (a plain text comparison that works on every
+   * dialect); every remaining row is then checked with {@link canView}, which decides.
+   */
+  async #visible(uid: string, narrow: (query: AgentQuery) => AgentQuery): Promise<AgentRecord[]> {
+    const rows = await narrow(
+      selectAgents(this.#db).where((eb) =>
+        eb.or([eb("owner_uid", "=", uid), eb("share_config", "<>", UNSHARED_SHARE_CONFIG_JSON)]),
+      ),
+    )
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    return rows.map(fromAgentRow).filter((record) => canView(record, uid));
+  }
+
+  /** Runs `work` in a transaction; a unique-index violation there means `slug` is taken. */
+  async #transaction<T>(
+    slug: string | undefined,
+    work: (trx: Transaction<DatabaseSchema>) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await this.#db.transaction().execute(work);
+    } catch (error) {
+      // The only unique index besides the random primary key is (owner_uid, slug).
+      if (slug !== undefined && isUniqueViolation(error)) {
+        throw new SubagentGraphError(
+          ErrorCode.SlugTaken,
+          `slug "${slug}" is taken: the owner already has an agent with that slug; choose another slug or update that agent`,
+          { field: "slug", cause: error },
+        );
+      }
+      throw error;
+    }
+  }
+}
+
+type AgentQuery = ReturnType<typeof selectAgents>;
+
+function selectAgents(db: Executor) {
+  return db.selectFrom("agents").selectAll();
+}
+
+/** The user's own agent with `slug`, else the oldest visible one (`visible` is oldest first). */
+function pickBySlug(
+  visible: readonly AgentRecord[],
+  uid: string,
+  slug: string,
+): AgentRecord | undefined {
+  const matches = visible.filter((record) => record.slug === slug);
+  return matches.find((record) => record.owner_uid === uid) ?? matches[0];
+}
+
+/** Loads `id` for a change by `uid`, telling "does not exist for you" from "read-only for you". */
+async function loadEditable(trx: Executor, uid: string, id: string): Promise<AgentRecord> {
+  const row = await selectAgents(trx).where("id", "=", id).executeTakeFirst();
+  const record = row === undefined ? undefined : fromAgentRow(row);
+  if (record === undefined || !canView(record, uid)) throw notFound(id);
+  if (!canEdit(record, uid)) {
+    throw new SubagentGraphError(
+      ErrorCode.Forbidden,
+      `agent "${record.slug}" is read-only for you: only its owner and its editors may change or delete it; ask the owner to add you to share_config.editors`,
+    );
+  }
+  return record;
+}
+
+/** Keeps one default per owner: every other default agent of `record`'s owner loses the flag. */
+async function clearOtherDefaults(trx: Executor, record: AgentRecord, now: string): Promise<void> {
+  await trx
+    .updateTable("agents")
+    .set((eb) => ({ is_default: 0, version: eb("version", "+", 1), updated_at: now }))
+    .where("owner_uid", "=", record.owner_uid)
+    .where("is_default", "=", 1)
+    .where("id", "<>", record.id)
+    .execute();
+}
+
+function notFound(idOrSlug: string): SubagentGraphError {
+  return new SubagentGraphError(
+    ErrorCode.NotFound,
+    `agent "${idOrSlug}" not found: check the id or slug, or ask the agent's owner to share it with you`,
+  );
+}

@@ -1,0 +1,26 @@
+import { type AgentMiddleware, createAgent } from "langchain";
+import type { AgentRecord } from "../agents/schema.js";
+import { agentContextSchema } from "./context.js";
+import { type BackendDeps, normaliseResources } from "./resources.js";
+
+/** Extra middleware the graph layer composes into a chat agent (e.g. the task middleware). */
+export interface ChatAgentExtras {
+  middleware: readonly AgentMiddleware[];
+}
+
+/**
+ * `ChatAgentBackend`: a main agent users talk to. The graph layer hands it the task middleware
+ * when the agent's subagent allow-list resolves non-empty.
+ */
+export function buildChatAgent(record: AgentRecord, deps: BackendDeps, extras: ChatAgentExtras) {
+  const resources = normaliseResources(record, deps);
+  return createAgent({
+    name: record.slug,
+    model: resources.model,
+    tools: resources.tools,
+    systemPrompt: resources.systemPrompt,
+    middleware: [...extras.middleware],
+    contextSchema: agentContextSchema,
+    checkpointer: deps.checkpointer,
+  });
+}

@@ -1,0 +1,54 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { AgentMiddleware } from "langchain";
+import type { AgentRecord, BackendId } from "../agents/schema.js";
+import { buildChatAgent } from "./chat-agent.js";
+import type { BackendDeps } from "./resources.js";
+import { buildSubAgent } from "./sub-agent.js";
+
+/**
+ * A compiled agent graph, as the layers above use it. `createAgent`'s own type is generic over
+ * every middleware's state and context; above the backends only this common surface matters,
+ * so each backend's graph is viewed through it once, here.
+ */
+export interface AgentGraph {
+  invoke(input: unknown, config?: LangGraphRunnableConfig): Promise<{ messages: BaseMessage[] }>;
+  stream(input: unknown, config?: AgentStreamConfig): Promise<AsyncIterable<unknown>>;
+  getState(config: LangGraphRunnableConfig): Promise<{ values: unknown; next: readonly string[] }>;
+}
+
+/** Stream options on top of the run config. */
+export type AgentStreamConfig = LangGraphRunnableConfig & {
+  streamMode?: string[];
+  subgraphs?: boolean;
+};
+
+function asAgentGraph(graph: unknown): AgentGraph {
+  return graph as AgentGraph;
+}
+
+/** How one `backend_id` turns a record into a graph. */
+export interface AgentBackend {
+  id: BackendId;
+  /** Whether the graph layer may mount the task middleware on this backend's agents. */
+  acceptsSubagents: boolean;
+  build(record: AgentRecord, deps: BackendDeps, middleware: readonly AgentMiddleware[]): AgentGraph;
+}
+
+const BACKENDS: Readonly<Record<BackendId, AgentBackend>> = {
+  ChatAgentBackend: {
+    id: "ChatAgentBackend",
+    acceptsSubagents: true,
+    build: (record, deps, middleware) => asAgentGraph(buildChatAgent(record, deps, { middleware })),
+  },
+  SubAgentBackend: {
+    id: "SubAgentBackend",
+    acceptsSubagents: false,
+    build: (record, deps) => asAgentGraph(buildSubAgent(record, deps)),
+  },
+};
+
+/** The backend of `backendId`. */
+export function backendFor(backendId: BackendId): AgentBackend {
+  return BACKENDS[backendId];
+}

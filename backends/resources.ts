@@ -1,0 +1,40 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { AgentRecord } from "../agents/schema.js";
+import type { ModelFactory } from "../models/factory.js";
+import type { ToolRegistry } from "../tools/registry.js";
+
+/** What a backend needs to turn an agent record into a graph. */
+export interface BackendDeps {
+  models: ModelFactory;
+  tools: ToolRegistry;
+  /** Saver the graph is compiled with; undefined = the caller's (e.g. the dev server's). */
+  checkpointer: BaseCheckpointSaver | undefined;
+}
+
+/** An agent's model, tools and system prompt, resolved from its runtime config. */
+export interface AgentResources {
+  model: BaseChatModel;
+  tools: StructuredToolInterface[];
+  systemPrompt: string;
+}
+
+/**
+ * Resource normalisation shared by every backend: the model from `context.model` (process default
+ * when unset), the tools from `context.tools` (every registered tool when unset), the system
+ * prompt from `context.system_prompt` (a prompt built from the name and description when unset).
+ */
+export function normaliseResources(record: AgentRecord, deps: BackendDeps): AgentResources {
+  const context = record.config_json.context;
+  return {
+    model: deps.models(context.model),
+    tools: deps.tools.select(context.tools, record.slug),
+    systemPrompt: context.system_prompt?.trim() || defaultSystemPrompt(record),
+  };
+}
+
+function defaultSystemPrompt(record: AgentRecord): string {
+  const description = record.description.trim();
+  return description ? `You are ${record.name}. ${description}` : `You are ${record.name}.`;
+}

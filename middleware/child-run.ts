@@ -1,0 +1,76 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+
+/** The part of a compiled agent graph the task middleware needs to run and inspect a child. */
+export interface ChildGraph {
+  invoke(input: unknown, config: LangGraphRunnableConfig): Promise<{ messages: BaseMessage[] }>;
+  getState(config: LangGraphRunnableConfig): Promise<{ values: unknown; next: readonly string[] }>;
+}
+
+/** LangGraph's internal config key under which a parent run hands its output stream down. */
+const PREGEL_STREAM_KEY = "__pregel_stream";
+
+/** The slice of LangGraph's stream object that child runs write to. */
+interface PregelStreamLike {
+  modes: Set<string>;
+  push(chunk: [string[], string, unknown]): void;
+}
+
+function isPregelStream(value: unknown): value is PregelStreamLike {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { modes?: unknown }).modes instanceof Set &&
+    typeof (value as { push?: unknown }).push === "function"
+  );
+}
+
+/** The namespace segment under which a child's events appear in the parent's stream. */
+export function childNamespace(childThreadId: string): string {
+  return `subagent:${childThreadId}`;
+}
+
+export interface ChildRunConfigInput {
+  childThreadId: string;
+  /** The child's runtime context (a `SubAgentContext`). */
+  context: Record<string, unknown>;
+  signal: AbortSignal;
+  /** The configurable of the parent's tool call, to find the parent's stream in. */
+  parentConfigurable: Record<string, unknown> | undefined;
+}
+
+/**
+ * The config a child run starts with. Built from an allowlist: a graph invoked inside a tool
+ * inherits the parent's config through async-local storage, and the parent's checkpoint
+ * namespace, checkpoint map, scratchpad or abort signals would land the child's checkpoints under
+ * the parent's namespace, restart a resumed child from nothing, or keep a timed-out child running
+ * (`../shared/notes/task-tool.md`). Callbacks stay inherited on purpose, so the child's tokens
+ * reach the parent's `messages` stream tagged with the child's thread id.
+ *
+ * When the parent streams with `subgraphs: true`, the child's own stream output (updates, values,
+ * custom events) is forwarded into the parent's stream under the namespace
+ * `subagent:<child thread id>`, the way LangGraph reports subgraph events.
+ */
+export function childRunConfig(input: ChildRunConfigInput): LangGraphRunnableConfig {
+  // LangGraph merges the ambient (parent's) configurable into a nested invoke key by key, so
+  // every inherited key is blanked explicitly; the child then gets only what is set below.
+  const configurable: Record<string, unknown> = {};
+  for (const key of Object.keys(input.parentConfigurable ?? {})) configurable[key] = undefined;
+  configurable.thread_id = input.childThreadId;
+  configurable.checkpoint_ns = "";
+  const parentStream = input.parentConfigurable?.[PREGEL_STREAM_KEY];
+  if (isPregelStream(parentStream)) {
+    const namespace = childNamespace(input.childThreadId);
+    const forward: PregelStreamLike = {
+      modes: parentStream.modes,
+      push: ([ns, mode, payload]) => parentStream.push([[namespace, ...ns], mode, payload]),
+    };
+    configurable[PREGEL_STREAM_KEY] = forward;
+  }
+  return {
+    configurable,
+    context: input.context,
+    signal: input.signal,
+    runName: input.childThreadId,
+  };
+}

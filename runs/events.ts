@@ -1,0 +1,164 @@
+import type { AIMessage, BaseMessage } from "@langchain/core/messages";
+import type { SubagentRun } from "../middleware/subagent-runs.js";
+import type { TaskStreamEvent } from "../middleware/task.js";
+import { messageText } from "../util/message-text.js";
+
+/** The final outcome of a run. */
+export interface RunResult {
+  threadId: string;
+  runId: string;
+  /** The main agent's final assistant text. */
+  output: string;
+  /** The thread's whole message list after the run. */
+  messages: BaseMessage[];
+  /** Every `task` call recorded on the thread. */
+  subagentRuns: SubagentRun[];
+}
+
+/** A tool call as it appears in an event. */
+export interface EventToolCall {
+  id: string | undefined;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/**
+ * Events yielded by `runtime.stream()`. Events about a subagent carry `childThreadId` (the
+ * child's checkpoint thread); events of the main agent leave it undefined.
+ */
+export type RunEvent =
+  | { type: "run_started"; runId: string; threadId: string; agent: string }
+  /** A piece of assistant text as the model produces it. */
+  | { type: "token"; threadId: string; childThreadId: string | undefined; text: string }
+  /** A complete assistant message (text and tool calls). */
+  | {
+      type: "assistant_message";
+      threadId: string;
+      childThreadId: string | undefined;
+      text: string;
+      toolCalls: EventToolCall[];
+    }
+  /** A tool's result. */
+  | {
+      type: "tool_result";
+      threadId: string;
+      childThreadId: string | undefined;
+      toolCallId: string;
+      name: string | undefined;
+      text: string;
+      isError: boolean;
+    }
+  | (Extract<TaskStreamEvent, { type: "subagent_started" }> & { threadId: string })
+  | { type: "subagent_finished"; threadId: string; run: SubagentRun }
+  | { type: "run_finished"; result: RunResult };
+
+/** LangGraph stream chunk with `subgraphs: true` and several modes: `[namespace, mode, data]`. */
+export type GraphStreamChunk = [string[], string, unknown];
+
+const CHILD_NAMESPACE_PREFIX = "subagent:";
+
+/**
+ * Turns LangGraph stream chunks of a parent run into {@link RunEvent}s.
+ *
+ * - `messages` mode: token chunks; the chunk metadata's `thread_id` says whose (parent or child:
+ *   callbacks reach the parent's stream from children too).
+ * - `updates` mode: complete messages per node; a child's come under the namespace
+ *   `subagent:<child thread id>`.
+ * - `custom` mode: the task tool's `subagent_started` / `subagent_finished`.
+ */
+export function translateChunk(threadId: string, chunk: GraphStreamChunk): RunEvent[] {
+  const [namespace, mode, data] = chunk;
+  const childThreadId = childThreadOf(namespace);
+  switch (mode) {
+    case "messages":
+      return tokenEvents(threadId, data);
+    case "updates":
+      return updateEvents(threadId, childThreadId, data);
+    case "custom":
+      return childThreadId === undefined ? customEvents(threadId, data) : [];
+    default:
+      return [];
+  }
+}
+
+function childThreadOf(namespace: string[]): string | undefined {
+  const segment = namespace.find((part) => part.startsWith(CHILD_NAMESPACE_PREFIX));
+  return segment?.slice(CHILD_NAMESPACE_PREFIX.length);
+}
+
+function tokenEvents(threadId: string, data: unknown): RunEvent[] {
+  if (!Array.isArray(data)) return [];
+  const [message, metadata] = data as [BaseMessage | undefined, Record<string, unknown>?];
+  if (!message || !["ai", "AIMessageChunk"].includes(message.getType())) return [];
+  const text = messageText(message);
+  if (!text) return [];
+  const source = typeof metadata?.thread_id === "string" ? metadata.thread_id : threadId;
+  return [
+    { type: "token", threadId, childThreadId: source === threadId ? undefined : source, text },
+  ];
+}
+
+function updateEvents(
+  threadId: string,
+  childThreadId: string | undefined,
+  data: unknown,
+): RunEvent[] {
+  if (typeof data !== "object" || data === null) return [];
+  const events: RunEvent[] = [];
+  for (const update of Object.values(data as Record<string, unknown>)) {
+    const messages = (update as { messages?: unknown } | null)?.messages;
+    if (!Array.isArray(messages)) continue;
+    for (const message of messages as BaseMessage[]) {
+      const event = messageEvent(threadId, childThreadId, message);
+      if (event) events.push(event);
+    }
+  }
+  return events;
+}
+
+function messageEvent(
+  threadId: string,
+  childThreadId: string | undefined,
+  message: BaseMessage,
+): RunEvent | undefined {
+  if (typeof message?.getType !== "function") return undefined;
+  const type = message.getType();
+  if (type === "ai") {
+    return {
+      type: "assistant_message",
+      threadId,
+      childThreadId,
+      text: messageText(message),
+      toolCalls: ((message as AIMessage).tool_calls ?? []).map((call) => ({
+        id: call.id,
+        name: call.name,
+        args: call.args,
+      })),
+    };
+  }
+  if (type === "tool") {
+    const tool = message as BaseMessage & { tool_call_id: string; status?: string };
+    return {
+      type: "tool_result",
+      threadId,
+      childThreadId,
+      toolCallId: tool.tool_call_id,
+      name: tool.name,
+      text: messageText(message),
+      isError: tool.status === "error",
+    };
+  }
+  return undefined;
+}
+
+function customEvents(threadId: string, data: unknown): RunEvent[] {
+  const event = data as Partial<TaskStreamEvent> | null;
+  if (event?.type === "subagent_started") {
+    return [{ ...(event as Extract<TaskStreamEvent, { type: "subagent_started" }>), threadId }];
+  }
+  if (event?.type === "subagent_finished") {
+    const { run } = event as Extract<TaskStreamEvent, { type: "subagent_finished" }>;
+    return [{ type: "subagent_finished", threadId, run }];
+  }
+  return [];
+}

@@ -1,0 +1,78 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import { type SubagentRun, subagentRunSchema } from "../middleware/subagent-runs.js";
+
+/** One checkpoint of a thread, newest first in {@link readHistory}. */
+export interface ThreadCheckpoint {
+  checkpointId: string;
+  parentCheckpointId: string | undefined;
+  /** ISO time the checkpoint was written. */
+  createdAt: string;
+  /** LangGraph's step counter (-1 for the input checkpoint). */
+  step: number | undefined;
+  /** "input", "loop", "update" or "fork", as LangGraph records it. */
+  source: string | undefined;
+  messages: BaseMessage[];
+  subagentRuns: SubagentRun[];
+}
+
+/** The latest state of a thread, read straight from the saver (no graph needed). */
+export interface ThreadState {
+  checkpointId: string | undefined;
+  messages: BaseMessage[];
+  subagentRuns: SubagentRun[];
+}
+
+function rootConfig(threadId: string) {
+  return { configurable: { thread_id: threadId, checkpoint_ns: "" } };
+}
+
+/** The latest checkpoint's messages and subagent runs; empty when the thread has none. */
+export async function readThreadState(
+  saver: BaseCheckpointSaver,
+  threadId: string,
+): Promise<ThreadState> {
+  const tuple = await saver.getTuple(rootConfig(threadId));
+  if (!tuple) return { checkpointId: undefined, messages: [], subagentRuns: [] };
+  return {
+    checkpointId: tuple.checkpoint.id,
+    messages: messagesOf(tuple),
+    subagentRuns: subagentRunsOf(tuple),
+  };
+}
+
+/** Every checkpoint of the thread's root namespace, newest first. */
+export async function readHistory(
+  saver: BaseCheckpointSaver,
+  threadId: string,
+  limit?: number,
+): Promise<ThreadCheckpoint[]> {
+  const checkpoints: ThreadCheckpoint[] = [];
+  for await (const tuple of saver.list(rootConfig(threadId), limit ? { limit } : undefined)) {
+    checkpoints.push({
+      checkpointId: tuple.checkpoint.id,
+      parentCheckpointId: tuple.parentConfig?.configurable?.checkpoint_id as string | undefined,
+      createdAt: tuple.checkpoint.ts,
+      step: tuple.metadata?.step,
+      source: tuple.metadata?.source,
+      messages: messagesOf(tuple),
+      subagentRuns: subagentRunsOf(tuple),
+    });
+  }
+  return checkpoints;
+}
+
+function messagesOf(tuple: CheckpointTuple): BaseMessage[] {
+  const messages = tuple.checkpoint.channel_values.messages;
+  return Array.isArray(messages) ? (messages as BaseMessage[]) : [];
+}
+
+function subagentRunsOf(tuple: CheckpointTuple): SubagentRun[] {
+  const runs = tuple.checkpoint.channel_values.subagent_runs;
+  if (!Array.isArray(runs)) return [];
+  // Checkpoints are data from disk: keep only well-formed records.
+  return runs.flatMap((run) => {
+    const parsed = subagentRunSchema.safeParse(run);
+    return parsed.success ? [parsed.data] : [];
+  });
+}

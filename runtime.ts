@@ -1,0 +1,384 @@
+import { randomUUID } from "node:crypto";
+import { join, resolve } from "node:path";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { agentLimits, type Limits, processLimits } from "./agents/limits.js";
+import { AgentRepository } from "./agents/repository.js";
+import type { AgentRecord } from "./agents/schema.js";
+import type { AgentGraph } from "./backends/registry.js";
+import { isChildThreadId, parseChildThreadId } from "./checkpoints/child-thread-id.js";
+import { borrowSaver, type ManagedSaver, openSaver } from "./checkpoints/savers.js";
+import { ErrorCode, SubagentGraphError } from "./errors.js";
+import { agentGraphKey, buildAgentGraph } from "./graphs/agent-graph.js";
+import { GraphCache } from "./graphs/graph-cache.js";
+import type { ChildGraph } from "./middleware/child-run.js";
+import type { SubagentRun } from "./middleware/subagent-runs.js";
+import { createModelFactory } from "./models/factory.js";
+import { type GraphStreamChunk, type RunEvent, type RunResult, translateChunk } from "./runs/events.js";
+import { readHistory, readThreadState, type ThreadCheckpoint } from "./runs/thread-state.js";
+import { type Database, openSqliteDatabase } from "./store/database.js";
+import { ThreadRepository } from "./store/threads.js";
+import { builtinTools } from "./tools/builtin.js";
+import { ToolRegistry } from "./tools/registry.js";
+import { messageText } from "./util/message-text.js";
+
+/** Options of {@link createRuntime}. Every field is optional: the defaults run offline. */
+export interface RuntimeOptions {
+  /** Folder for the SQLite files (agents, checkpoints). Default `./data`. */
+  dataDir?: string;
+  /**
+   * Where checkpoints go: `"sqlite"` (default, `<dataDir>/checkpoints.sqlite`), `"memory"`, or a
+   * saver you own (it is not closed by `close()`).
+   */
+  checkpointer?: "sqlite" | "memory" | BaseCheckpointSaver;
+  /** The agent store: a SQLite file path, `":memory:"`, or an open {@link Database} you own. */
+  database?: string | Database;
+  /** Extra models by spec, e.g. `{ "scripted:main": model }`, usable in `context.model`. */
+  models?: Record<string, BaseChatModel>;
+  /** Extra tools, registered beside the built-in ones. */
+  tools?: StructuredToolInterface[];
+  /** Environment for model keys and limit defaults. Default `process.env`, read on each use. */
+  env?: NodeJS.ProcessEnv;
+  /** Process-wide limit overrides; a function is called again on every dispatch. */
+  limits?: Partial<Limits> | (() => Partial<Limits>);
+  /** Where warnings go (dropped subagents, ignored settings). Default `console.warn`. */
+  warn?: (message: string) => void;
+}
+
+/** Arguments of {@link Runtime.run} and {@link Runtime.stream}. */
+export interface RunRequest {
+  /** The acting user: only their agents and threads (and what is shared with them) are reachable. */
+  uid: string;
+  /** Agent id or slug; default: the user's default agent. */
+  agent?: string;
+  /** Thread to continue; default: a new thread. */
+  threadId?: string;
+  /** The user's message. */
+  input: string;
+  /** Cancels the run (and every running subagent) when aborted. */
+  signal?: AbortSignal;
+}
+
+/** A subagent's thread as seen through its parent. */
+export interface ChildThreadView {
+  threadId: string;
+  parentThreadId: string;
+  subagentType: string;
+  /** The parent's record of the call that made this child. */
+  run: SubagentRun;
+  messages: BaseMessage[];
+}
+
+/** Agent management, every call on behalf of `uid`. */
+export interface AgentsApi {
+  create(uid: string, payload: unknown): Promise<AgentRecord>;
+  get(uid: string, idOrSlug: string): Promise<AgentRecord>;
+  list(uid: string, options?: { include_subagents?: boolean }): Promise<AgentRecord[]>;
+  update(uid: string, id: string, patch: unknown): Promise<AgentRecord>;
+  delete(uid: string, id: string): Promise<void>;
+  getDefault(uid: string): Promise<AgentRecord | undefined>;
+}
+
+/** The library entry point: agents, runs and threads over one store and one saver. */
+export interface Runtime {
+  agents: AgentsApi;
+  /** Runs the agent on the thread until it answers. */
+  run(request: RunRequest): Promise<RunResult>;
+  /** Same as {@link run}, yielding events as they happen; the last is `run_finished`. */
+  stream(request: RunRequest): AsyncGenerator<RunEvent>;
+  /** The thread's checkpoints, newest first, each with its messages and subagent runs. */
+  history(uid: string, threadId: string): Promise<ThreadCheckpoint[]>;
+  /** A child thread's messages, only if its parent thread is the caller's and records it. */
+  childThread(uid: string, childThreadId: string): Promise<ChildThreadView>;
+  /** Aborts a running run of `uid`; false when no such run is active. */
+  cancel(uid: string, runId: string): boolean;
+  /** The saver in use (for tools that read checkpoints directly). */
+  readonly checkpointer: BaseCheckpointSaver;
+  /** Waits for nothing, closes the store and the saver it opened. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** User-supplied thread ids: safe as file names, and never shaped like a child thread id. */
+const THREAD_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,159}$/;
+
+interface ActiveRun {
+  uid: string;
+  threadId: string;
+  controller: AbortController;
+}
+
+/**
+ * Creates a runtime. With no options it keeps agents and checkpoints in SQLite files under
+ * `./data` and uses the offline model unless `OPENAI_API_KEY` is set.
+ *
+ * @example
+ * const runtime = await createRuntime({ dataDir: "./data" });
+ * const result = await runtime.run({ uid: "alice", agent: "assistant", input: "Compare X and Y" });
+ * console.log(result.output, result.subagentRuns);
+ * await runtime.close();
+ */
+export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
+  const dataDir = resolve(options.dataDir ?? "data");
+  const env = options.env ?? process.env;
+  const warn = options.warn ?? ((message: string) => console.warn(`[subagent-graph] ${message}`));
+
+  const ownsDatabase = typeof options.database !== "object";
+  const database =
+    typeof options.database === "object"
+      ? options.database
+      : await openSqliteDatabase(options.database ?? join(dataDir, "agents.sqlite"));
+  const saver: ManagedSaver =
+    typeof options.checkpointer === "object"
+      ? borrowSaver(options.checkpointer)
+      : openSaver(options.checkpointer ?? "sqlite", join(dataDir, "checkpoints.sqlite"));
+
+  const repository = new AgentRepository(database.db);
+  const threads = new ThreadRepository(database.db);
+  const tools = new ToolRegistry([...builtinTools(), ...(options.tools ?? [])]);
+  const models = createModelFactory({ env, ...(options.models ? { models: options.models } : {}) });
+  const graphs = new GraphCache<AgentGraph>();
+  const activeRuns = new Map<string, ActiveRun>();
+  const busyThreads = new Set<string>();
+  let closed = false;
+
+  const currentLimits = (): Limits => {
+    const overrides = typeof options.limits === "function" ? options.limits() : options.limits;
+    return processLimits(env, overrides, warn);
+  };
+
+  const backendDeps = { models, tools, checkpointer: saver.saver };
+
+  const subagentGraph = (record: AgentRecord): AgentGraph =>
+    graphs.getOrBuild(agentGraphKey(record, []), () =>
+      buildAgentGraph(record, [], { ...backendDeps, loadChild, dispatchLimits }),
+    );
+
+  async function loadChild(slug: string, scope: { uid: string }): Promise<ChildGraph | undefined> {
+    const [record] = await repository.findSubagents(scope.uid, [slug]);
+    return record ? subagentGraph(record) : undefined;
+  }
+
+  function dispatchLimits(record: AgentRecord) {
+    const limits = agentLimits(record.config_json.context, currentLimits());
+    return {
+      maxResultChars: limits.max_result_chars,
+      subagentTimeoutMs: limits.subagent_timeout_ms,
+    };
+  }
+
+  /** `context.subagents` ∩ subagents visible to `uid`; anything else is dropped and logged. */
+  async function resolveAllowList(uid: string, record: AgentRecord): Promise<AgentRecord[]> {
+    const wanted = record.config_json.context.subagents ?? [];
+    if (record.is_subagent || wanted.length === 0) return [];
+    const found = await repository.findSubagents(uid, wanted);
+    const dropped = wanted.filter((slug) => !found.some((agent) => agent.slug === slug));
+    if (dropped.length > 0) {
+      warn(
+        `agent "${record.slug}": subagent(s) ${dropped.map((s) => `"${s}"`).join(", ")} dropped: not a subagent visible to this user`,
+      );
+    }
+    return found;
+  }
+
+  function ensureOpen(): void {
+    if (closed) {
+      throw new SubagentGraphError(ErrorCode.Closed, "the runtime is closed: create a new one");
+    }
+  }
+
+  async function prepareRun(request: RunRequest) {
+    ensureOpen();
+    const record = request.agent
+      ? await repository.get(request.uid, request.agent)
+      : await repository.getDefault(request.uid);
+    if (!record) {
+      throw new SubagentGraphError(
+        ErrorCode.NotFound,
+        `user "${request.uid}" has no default agent: pass an agent id or slug, or mark one of your agents is_default`,
+        { field: "agent" },
+      );
+    }
+    if (record.is_subagent) {
+      throw new SubagentGraphError(
+        ErrorCode.AgentIsSubagent,
+        `agent "${record.slug}" is a subagent (SubAgentBackend): it runs only through a main agent's task tool; run a chat agent that lists it in context.subagents`,
+        { field: "agent" },
+      );
+    }
+    const threadId = request.threadId ?? randomUUID();
+    validateThreadId(threadId);
+    await threads.claim(request.uid, threadId, record.id);
+    if (busyThreads.has(threadId)) {
+      throw new SubagentGraphError(
+        ErrorCode.ThreadBusy,
+        `thread "${threadId}" already has a run in progress: wait for it to finish or cancel it`,
+        { field: "threadId" },
+      );
+    }
+    const allowed = await resolveAllowList(request.uid, record);
+    const graph = graphs.getOrBuild(agentGraphKey(record, allowed), () =>
+      buildAgentGraph(record, allowed, { ...backendDeps, loadChild, dispatchLimits }),
+    );
+    const runId = randomUUID();
+    const controller = new AbortController();
+    const signal = request.signal
+      ? AbortSignal.any([request.signal, controller.signal])
+      : controller.signal;
+    busyThreads.add(threadId);
+    activeRuns.set(runId, { uid: request.uid, threadId, controller });
+    const release = async () => {
+      busyThreads.delete(threadId);
+      activeRuns.delete(runId);
+      await threads.touch(threadId);
+    };
+    const config = {
+      configurable: { thread_id: threadId },
+      context: { uid: request.uid, thread_id: threadId, is_subagent_runtime: false },
+      signal,
+      runId,
+      // Each task call is a model turn plus a child's own loop; LangGraph counts only ours.
+      recursionLimit: 100,
+    };
+    const input = { messages: [new HumanMessage(request.input)] };
+    return { record, graph, threadId, runId, config, input, release };
+  }
+
+  async function finish(threadId: string, runId: string): Promise<RunResult> {
+    const state = await readThreadState(saver.saver, threadId);
+    const last = state.messages.at(-1);
+    return {
+      threadId,
+      runId,
+      output: last?.getType() === "ai" ? messageText(last) : "",
+      messages: state.messages,
+      subagentRuns: state.subagentRuns,
+    };
+  }
+
+  const agents: AgentsApi = {
+    create: (uid, payload) => (ensureOpen(), repository.create(uid, payload)),
+    get: (uid, idOrSlug) => (ensureOpen(), repository.get(uid, idOrSlug)),
+    list: (uid, listOptions) => (ensureOpen(), repository.list(uid, listOptions)),
+    update: (uid, id, patch) => (ensureOpen(), repository.update(uid, id, patch)),
+    delete: (uid, id) => (ensureOpen(), repository.delete(uid, id)),
+    getDefault: (uid) => (ensureOpen(), repository.getDefault(uid)),
+  };
+
+  return {
+    agents,
+    checkpointer: saver.saver,
+
+    async run(request) {
+      const prepared = await prepareRun(request);
+      try {
+        await prepared.graph.invoke(prepared.input, prepared.config);
+        return await finish(prepared.threadId, prepared.runId);
+      } finally {
+        await prepared.release();
+      }
+    },
+
+    async *stream(request) {
+      const prepared = await prepareRun(request);
+      try {
+        yield {
+          type: "run_started",
+          runId: prepared.runId,
+          threadId: prepared.threadId,
+          agent: prepared.record.slug,
+        };
+        const chunks = await prepared.graph.stream(prepared.input, {
+          ...prepared.config,
+          streamMode: ["updates", "messages", "custom"],
+          subgraphs: true,
+        });
+        for await (const chunk of chunks) {
+          for (const event of translateChunk(prepared.threadId, chunk as GraphStreamChunk)) {
+            yield event;
+          }
+        }
+        yield { type: "run_finished", result: await finish(prepared.threadId, prepared.runId) };
+      } finally {
+        await prepared.release();
+      }
+    },
+
+    async history(uid, threadId) {
+      ensureOpen();
+      await ownedThread(uid, threadId);
+      return readHistory(saver.saver, threadId);
+    },
+
+    async childThread(uid, childThreadId) {
+      ensureOpen();
+      const parts = parseChildThreadId(childThreadId);
+      const notFound = new SubagentGraphError(
+        ErrorCode.NotFound,
+        `child thread "${childThreadId}" not found: pass a child_thread_id from one of your threads' subagent_runs`,
+        { field: "childThreadId" },
+      );
+      if (!parts || !(await threads.get(uid, parts.parentThreadId))) throw notFound;
+      // Any checkpoint of the parent may record the child (a later fork may not).
+      const history = await readHistory(saver.saver, parts.parentThreadId);
+      const run = history
+        .flatMap((checkpoint) => checkpoint.subagentRuns)
+        .find((record) => record.child_thread_id === childThreadId);
+      if (!run) throw notFound;
+      const state = await readThreadState(saver.saver, childThreadId);
+      return {
+        threadId: childThreadId,
+        parentThreadId: parts.parentThreadId,
+        subagentType: parts.slug,
+        run,
+        messages: state.messages,
+      };
+    },
+
+    cancel(uid, runId) {
+      const active = activeRuns.get(runId);
+      if (!active || active.uid !== uid) return false;
+      active.controller.abort(new Error(`run ${runId} cancelled`));
+      return true;
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const active of activeRuns.values()) active.controller.abort(new Error("runtime closed"));
+      graphs.clear();
+      await saver.close();
+      if (ownsDatabase) await database.close();
+    },
+  };
+
+  async function ownedThread(uid: string, threadId: string) {
+    const thread = await threads.get(uid, threadId);
+    if (!thread) {
+      throw new SubagentGraphError(
+        ErrorCode.NotFound,
+        `thread "${threadId}" not found: pass the id of one of your threads`,
+        { field: "threadId" },
+      );
+    }
+    return thread;
+  }
+}
+
+function validateThreadId(threadId: string): void {
+  if (!THREAD_ID_PATTERN.test(threadId)) {
+    throw new SubagentGraphError(
+      ErrorCode.InvalidThreadId,
+      `thread id ${JSON.stringify(threadId.slice(0, 80))} is invalid: use 1-160 letters, digits, "_" or "-", starting with a letter or digit (or omit it for a new thread)`,
+      { field: "threadId" },
+    );
+  }
+  if (isChildThreadId(threadId)) {
+    throw new SubagentGraphError(
+      ErrorCode.InvalidThreadId,
+      `thread id "${threadId}" has the shape of a subagent's child thread (<parent>_sub_<slug>_<hex>), which only the task tool creates: choose another id`,
+      { field: "threadId" },
+    );
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Versioned schema migrations, shared by every dialect.
+ *
+ * The list is the schema's history: its order is the version, names are `NNNN_topic`, and a
+ * migration never changes once released (add a new one instead). Each takes `Kysely<unknown>`,
+ * not today's `DatabaseSchema`, because it must keep compiling against the schema of its own
+ * time. Only portable column types are used (text, integer) so the same list runs on SQLite and
+ * PostgreSQL.
+ */
+
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
+import type { DatabaseSchema } from "./schema.js";
+
+/** One entry of {@link MIGRATIONS}. */
+export interface NamedMigration {
+  readonly name: string;
+  readonly migration: Migration;
+}
+
+/** Every migration, oldest first. Append only. */
+export const MIGRATIONS: readonly NamedMigration[] = [
+  {
+    name: "0001_agents",
+    migration: {
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .createTable("agents")
+          .addColumn("id", "text", (col) => col.primaryKey())
+          .addColumn("owner_uid", "text", (col) => col.notNull())
+          .addColumn("slug", "text", (col) => col.notNull())
+          .addColumn("name", "text", (col) => col.notNull())
+          .addColumn("description", "text", (col) => col.notNull())
+          .addColumn("backend_id", "text", (col) => col.notNull())
+          .addColumn("is_subagent", "integer", (col) => col.notNull())
+          .addColumn("is_default", "integer", (col) => col.notNull())
+          .addColumn("share_config", "text", (col) => col.notNull())
+          .addColumn("config_json", "text", (col) => col.notNull())
+          .addColumn("version", "integer", (col) => col.notNull())
+          .addColumn("created_at", "text", (col) => col.notNull())
+          .addColumn("updated_at", "text", (col) => col.notNull())
+          .execute();
+        // Also serves every "agents of this owner" query (owner_uid is its first column).
+        await db.schema
+          .createIndex("agents_owner_uid_slug")
+          .on("agents")
+          .columns(["owner_uid", "slug"])
+          .unique()
+          .execute();
+      },
+    },
+  },
+  {
+    name: "0002_threads",
+    migration: {
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .createTable("threads")
+          .addColumn("thread_id", "text", (col) => col.primaryKey())
+          .addColumn("owner_uid", "text", (col) => col.notNull())
+          .addColumn("agent_id", "text", (col) => col.notNull())
+          .addColumn("created_at", "text", (col) => col.notNull())
+          .addColumn("updated_at", "text", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createIndex("threads_owner_uid")
+          .on("threads")
+          .column("owner_uid")
+          .execute();
+      },
+    },
+  },
+];
+
+/** Hands {@link MIGRATIONS} to Kysely's `Migrator` (no files: migrations ship inside the code). */
+export const migrationProvider: MigrationProvider = {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return Object.fromEntries(MIGRATIONS.map(({ name, migration }) => [name, migration]));
+  },
+};
+
+/**
+ * Brings the schema up to the newest migration.
+ *
+ * Kysely's migrator reports failures instead of throwing; this turns them into a
+ * {@link SubagentGraphError} with code `INTERNAL` naming the migration that failed (a broken
+ * schema is never the caller's fault).
+ */
+export async function migrateToLatest(db: Kysely<DatabaseSchema>): Promise<void> {
+  const { error, results } = await new Migrator({
+    db,
+    provider: migrationProvider,
+  }).migrateToLatest();
+  if (error === undefined) return;
+  const failed = results?.find((result) => result.status === "Error")?.migrationName;
+  const reason = error instanceof Error ? error.message : String(error);
+  const what =
+    failed === undefined
+      ? "the database schema could not be migrated (before any migration ran)"
+      : `migration "${failed}" failed`;
+  throw new SubagentGraphError(
+    ErrorCode.Internal,
+    `${what}: ${reason}; the database may belong to a newer or damaged install: restore a backup or use a new file`,
+    { cause: error },
+  );
+}

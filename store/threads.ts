@@ -1,0 +1,100 @@
+/**
+ * Thread ownership: which user a thread id belongs to.
+ *
+ * Thread ids are chosen by clients, so a thread id alone proves nothing. The first user to
+ * claim an id owns it; for everyone else it does not exist (never "forbidden", which would
+ * confirm that someone else's thread is there).
+ */
+
+import type { Kysely, Selectable } from "kysely";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { clockOf, type RepositoryOptions } from "./repository-options.js";
+import type { DatabaseSchema, ThreadsTable } from "./schema.js";
+
+/** A thread's ownership row. */
+export type ThreadRecord = Selectable<ThreadsTable>;
+
+/** Reads and writes `threads`. */
+export class ThreadRepository {
+  readonly #db: Kysely<DatabaseSchema>;
+  readonly #now: () => Date;
+
+  constructor(db: Kysely<DatabaseSchema>, options: RepositoryOptions = {}) {
+    this.#db = db;
+    this.#now = clockOf(options);
+  }
+
+  /**
+   * Records `uid` as the owner of `threadId` unless the thread is already owned, and returns the
+   * stored row. Claiming one's own thread again returns it unchanged (its `agent_id` stays the
+   * one it was started with).
+   *
+   * Race-safe: two concurrent claims both insert with "on conflict do nothing" and then read the
+   * single winner back.
+   *
+   * @throws SubagentGraphError `INVALID_THREAD_ID` for an empty id; `NOT_FOUND` when another
+   *   user owns the thread.
+   */
+  async claim(uid: string, threadId: string, agentId: string): Promise<ThreadRecord> {
+    if (threadId === "") {
+      throw new SubagentGraphError(
+        ErrorCode.InvalidThreadId,
+        'thread id "" is invalid: use a non-empty id (for example a UUID)',
+        { field: "thread_id" },
+      );
+    }
+    const now = this.#now().toISOString();
+    await this.#db
+      .insertInto("threads")
+      .values({
+        thread_id: threadId,
+        owner_uid: uid,
+        agent_id: agentId,
+        created_at: now,
+        updated_at: now,
+      })
+      
+      .execute();
+    const row = await this.get(uid, threadId);
+    if (row === undefined) throw threadNotFound(threadId);
+    return row;
+  }
+
+  /** The thread's row, or `undefined` when it does not exist or belongs to another user. */
+  async get(uid: string, threadId: string): Promise<ThreadRecord | undefined> {
+    return this.#db
+      .selectFrom("threads")
+      .selectAll()
+      .where("thread_id", "=", threadId)
+      .where("owner_uid", "=", uid)
+      .executeTakeFirst();
+  }
+
+  /** Marks the thread as used now (`updated_at`). Does nothing for an unknown thread. */
+  async touch(threadId: string): Promise<void> {
+    await this.#db
+      .updateTable("threads")
+      .set({ updated_at: this.#now().toISOString() })
+      .where("thread_id", "=", threadId)
+      .execute();
+  }
+
+  /** The user's threads, most recently used first. */
+  async listForUser(uid: string): Promise<ThreadRecord[]> {
+    return this.#db
+      .selectFrom("threads")
+      .selectAll()
+      .where("owner_uid", "=", uid)
+      .orderBy("updated_at", "desc")
+      .orderBy("thread_id")
+      .execute();
+  }
+}
+
+function threadNotFound(threadId: string): SubagentGraphError {
+  return new SubagentGraphError(
+    ErrorCode.NotFound,
+    `thread "${threadId}" not found: start a new thread or use one of your own thread ids`,
+    { field: "thread_id" },
+  );
+}
