@@ -53,7 +53,7 @@ export class ThreadRepository {
         created_at: now,
         updated_at: now,
       })
-      
+      .onConflict((conflict) => conflict.column("thread_id").doNothing())
       .execute();
     const row = await this.get(uid, threadId);
     if (row === undefined) throw threadNotFound(threadId);

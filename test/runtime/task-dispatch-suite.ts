@@ -1,0 +1,481 @@
+import type { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { parseChildThreadId } from "../../checkpoints/child-thread-id.js";
+import { ErrorCode } from "../../errors.js";
+import { ScriptedChatModel, type ScriptStep } from "../../models/scripted.js";
+import type { RunEvent } from "../../runs/events.js";
+import { readThreadState } from "../../runs/thread-state.js";
+import {
+  makeRuntime,
+  mainAgentPayload,
+  type RuntimeFixture,
+  type SaverKindUnderTest,
+  subagentPayload,
+} from "../support/runtime-fixture.js";
+
+const taskCall = (subagent_type: string, description: string, id?: string) => ({
+  name: "task",
+  args: { description, subagent_type },
+  ...(id ? { id } : {}),
+});
+
+/** The runtime's task dispatch behaviour, run once per saver. */
+export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
+  describe(`task dispatch on the ${saver} saver`, () => {
+    let fixture: RuntimeFixture | undefined;
+    const scripted: ScriptedChatModel[] = [];
+
+    afterEach(async () => {
+      await fixture?.dispose();
+      fixture = undefined;
+      scripted.length = 0;
+    });
+
+    function model(name: string, steps: ScriptStep[]): ScriptedChatModel {
+      const created = new ScriptedChatModel(name, steps);
+      scripted.push(created);
+      return created;
+    }
+
+    async function setup(
+      models: Record<string, ScriptedChatModel>,
+      extra: Parameters<typeof makeRuntime>[0] = {},
+    ) {
+      fixture = await makeRuntime({ saver, models, ...extra });
+      return fixture.runtime;
+    }
+
+    function assertScriptsComplete() {
+      for (const created of scripted) created.assertComplete();
+    }
+
+    describe("mounting the task middleware", () => {
+      const cases: [string, string[] | undefined, (uid: string) => Promise<void>][] = [
+        ["subagents unset", undefined, async () => {}],
+        ["subagents empty", [], async () => {}],
+        [
+          "subagents naming only another user's private subagent and a chat agent",
+          ["secret", "helper"],
+          async () => {
+            const runtime = fixture?.runtime;
+            await runtime?.agents.create("bob", subagentPayload("secret", "offline"));
+            await runtime?.agents.create("alice", mainAgentPayload("helper", "offline", undefined));
+          },
+        ],
+      ];
+      for (const [label, subagents, arrange] of cases) {
+        it(`is absent when ${label}`, async () => {
+          const main = model("main", [{ reply: { text: "plain answer" } }]);
+          const runtime = await setup({ "scripted:main": main });
+          await arrange("alice");
+          await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", subagents));
+
+          const result = await runtime.run({ uid: "alice", agent: "boss", input: "hi" });
+
+          expect(result.output).toBe("plain answer");
+          expect(main.calls[0]?.tools).not.toContain("task");
+          expect(main.calls[0]?.system).not.toContain("`task` tool");
+          expect(main.calls[0]?.system).toContain("You are boss, the main agent.");
+          expect(result.subagentRuns).toEqual([]);
+          assertScriptsComplete();
+        });
+      }
+
+      it("is present with exactly the visible subagents listed in the system message", async () => {
+        const main = model("main", [{ reply: { text: "ok" } }]);
+        const runtime = await setup({ "scripted:main": main });
+        await runtime.agents.create("alice", subagentPayload("researcher", "offline"));
+        await runtime.agents.create("bob", subagentPayload("spy", "offline"));
+        await runtime.agents.create(
+          "alice",
+          mainAgentPayload("boss", "scripted:main", ["researcher", "spy", "missing"]),
+        );
+
+        await runtime.run({ uid: "alice", agent: "boss", input: "hi" });
+
+        const call = main.calls[0];
+        expect(call?.tools).toContain("task");
+        expect(call?.system).toContain("- researcher: the researcher subagent");
+        expect(call?.system).not.toContain("spy");
+        expect(call?.system).not.toContain("missing");
+        expect(fixture?.warnings.join("\n")).toContain('"spy", "missing"');
+        assertScriptsComplete();
+      });
+    });
+
+    it("runs the child on its own thread and returns only its final text", async () => {
+      const main = model("main", [
+        { reply: { toolCalls: [taskCall("researcher", "Find the capital of France")] } },
+        {
+          expect: (call) => {
+            const result = call.messages.at(-1) as ToolMessage;
+            expect(result.getType()).toBe("tool");
+            expect(result.content).toBe("Paris is the capital.");
+          },
+          reply: { text: "The answer is Paris." },
+        },
+      ]);
+      const child = model("child", [
+        { reply: { toolCalls: [{ name: "lookup", args: { q: "France" } }] } },
+        { reply: { text: "Paris is the capital." } },
+      ]);
+      const lookup = tool(async ({ q }: { q: string }) => `facts about ${q}`, {
+        name: "lookup",
+        description: "look something up",
+        schema: z.object({ q: z.string() }),
+      });
+      const runtime = await setup(
+        { "scripted:main": main, "scripted:child": child },
+        { tools: [lookup] },
+      );
+      await runtime.agents.create("alice", subagentPayload("researcher", "scripted:child"));
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["researcher"], { tools: [] }),
+      );
+
+      const result = await runtime.run({
+        uid: "alice",
+        agent: "boss",
+        threadId: "t-main",
+        input: "What is the capital of France?",
+      });
+
+      expect(result.output).toBe("The answer is Paris.");
+      const [run] = result.subagentRuns;
+      expect(result.subagentRuns).toHaveLength(1);
+      expect(run).toMatchObject({
+        subagent_type: "researcher",
+        description: "Find the capital of France",
+        status: "completed",
+        rounds: 2,
+        max_rounds_reached: false,
+        result_preview: "Paris is the capital.",
+        error: null,
+        artifacts: [],
+        usage: { input_tokens: 20, output_tokens: 10, total_tokens: 30 },
+      });
+      expect(run?.child_thread_id).toMatch(/^t-main_sub_researcher_[0-9a-f]{8}$/);
+      expect(parseChildThreadId(run?.child_thread_id ?? "")?.parentThreadId).toBe("t-main");
+
+      // The parent never sees the child's intermediate steps.
+      const parentTypes = result.messages.map((message) => message.getType());
+      expect(parentTypes).toEqual(["human", "ai", "tool", "ai"]);
+      expect(JSON.stringify(result.messages)).not.toContain("facts about France");
+      const toolMessage = result.messages[2] as ToolMessage;
+      expect(toolMessage.artifact).toMatchObject({ id: run?.id, status: "completed" });
+
+      // The child's checkpoints live on the child thread, with its whole conversation.
+      const saverInstance = runtime.checkpointer;
+      const childState = await readThreadState(saverInstance, run?.child_thread_id ?? "");
+      expect(childState.messages.map((message) => message.getType())).toEqual([
+        "human",
+        "ai",
+        "tool",
+        "ai",
+      ]);
+      expect(childState.messages[0]?.content).toBe("Find the capital of France");
+      expect(childState.messages[2]?.content).toBe("facts about France");
+      const parentState = await readThreadState(saverInstance, "t-main");
+      expect(parentState.messages).toHaveLength(4);
+
+      const view = await runtime.childThread("alice", run?.child_thread_id ?? "");
+      expect(view.messages).toHaveLength(4);
+      expect(view.run.id).toBe(run?.id);
+      assertScriptsComplete();
+    });
+
+    it("uses the subagent's own model, prompt and tools, never offering it task", async () => {
+      const main = model("main", [
+        { reply: { toolCalls: [taskCall("researcher", "do research")] } },
+        { reply: { text: "done" } },
+      ]);
+      const child = model("child", [{ reply: { text: "researched" } }]);
+      const parentOnly = tool(async () => "parent", {
+        name: "parent_only",
+        description: "only the parent has it",
+        schema: z.object({}),
+      });
+      const childOnly = tool(async () => "child", {
+        name: "child_only",
+        description: "only the child has it",
+        schema: z.object({}),
+      });
+      const runtime = await setup(
+        { "scripted:main": main, "scripted:child": child },
+        { tools: [parentOnly, childOnly] },
+      );
+      await runtime.agents.create(
+        "alice",
+        subagentPayload("researcher", "scripted:child", { tools: ["child_only"] }),
+      );
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["researcher"], { tools: ["parent_only"] }),
+      );
+
+      await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+
+      expect(main.calls[0]?.tools.sort()).toEqual(["parent_only", "task"]);
+      expect(child.calls).toHaveLength(1);
+      expect(child.calls[0]?.tools).toEqual(["child_only"]);
+      expect(child.calls[0]?.system).toBe("You are researcher.");
+      expect(child.calls[0]?.messages.map((m) => m.content)).toEqual(["do research"]);
+      assertScriptsComplete();
+    });
+
+    it("never offers task to a subagent whose tools are the default (all)", async () => {
+      const main = model("main", [
+        { reply: { toolCalls: [taskCall("researcher", "x")] } },
+        { reply: { text: "done" } },
+      ]);
+      const child = model("child", [{ reply: { text: "fine" } }]);
+      const runtime = await setup({ "scripted:main": main, "scripted:child": child });
+      await runtime.agents.create("alice", subagentPayload("researcher", "scripted:child"));
+      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["researcher"]));
+
+      await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+
+      expect(child.calls[0]?.tools).toContain("current_time");
+      expect(child.calls[0]?.tools).not.toContain("task");
+      assertScriptsComplete();
+    });
+
+    it("runs two task calls of one turn concurrently", async () => {
+      const main = model("main", [
+        {
+          reply: {
+            toolCalls: [taskCall("slow-a", "first"), taskCall("slow-b", "second")],
+          },
+        },
+        { reply: { text: "both done" } },
+      ]);
+      const childA = model("a", [{ reply: { text: "A" }, delayMs: 300 }]);
+      const childB = model("b", [{ reply: { text: "B" }, delayMs: 300 }]);
+      const runtime = await setup({
+        "scripted:main": main,
+        "scripted:a": childA,
+        "scripted:b": childB,
+      });
+      await runtime.agents.create("alice", subagentPayload("slow-a", "scripted:a"));
+      await runtime.agents.create("alice", subagentPayload("slow-b", "scripted:b"));
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["slow-a", "slow-b"]),
+      );
+
+      const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+
+      const a = childA.calls[0];
+      const b = childB.calls[0];
+      // Overlap: each started before the other finished.
+      expect(a?.startedAt).toBeLessThan(b?.finishedAt ?? 0);
+      expect(b?.startedAt).toBeLessThan(a?.finishedAt ?? 0);
+      expect(result.subagentRuns.map((run) => [run.subagent_type, run.status])).toEqual([
+        ["slow-a", "completed"],
+        ["slow-b", "completed"],
+      ]);
+      assertScriptsComplete();
+    });
+
+    it("refuses an unknown or invisible subagent_type with the allowed slugs only", async () => {
+      const main = model("main", [
+        { reply: { toolCalls: [taskCall("secret", "steal"), taskCall("nope", "x")] } },
+        {
+          expect: (call) => {
+            const results = call.messages.slice(-2) as ToolMessage[];
+            for (const result of results) {
+              expect(result.status).toBe("error");
+              expect(result.content).toContain('use one of "researcher"');
+              expect(result.content).not.toContain("bob");
+            }
+            expect(results[0]?.content).toContain('unknown subagent_type "secret"');
+          },
+          reply: { text: "could not delegate" },
+        },
+      ]);
+      const bobsModel = model("bob", []);
+      const runtime = await setup({ "scripted:main": main, "scripted:bob": bobsModel });
+      await runtime.agents.create("bob", subagentPayload("secret", "scripted:bob"));
+      await runtime.agents.create("alice", subagentPayload("researcher", "offline"));
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["researcher", "secret"]),
+      );
+
+      const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+
+      expect(result.output).toBe("could not delegate");
+      expect(bobsModel.calls).toHaveLength(0);
+      expect(result.subagentRuns).toEqual([]);
+      const listed = await runtime.agents.list("alice", { include_subagents: true });
+      expect(listed.map((agent) => agent.slug).sort()).toEqual(["boss", "researcher"]);
+      assertScriptsComplete();
+    });
+
+    it("contains a failing child: failed record, error message, siblings and parent go on", async () => {
+      const main = model("main", [
+        { reply: { toolCalls: [taskCall("broken", "explode"), taskCall("steady", "work")] } },
+        {
+          expect: (call) => {
+            const [failed, succeeded] = call.messages.slice(-2) as ToolMessage[];
+            expect(failed?.status).toBe("error");
+            expect(failed?.content).toBe('subagent "broken" failed: model exploded');
+            expect(succeeded?.content).toBe("steady result");
+          },
+          reply: { text: "partial answer" },
+        },
+      ]);
+      const broken = model("broken", [{ reply: new Error("model exploded") }]);
+      const steady = model("steady", [{ reply: { text: "steady result" }, delayMs: 50 }]);
+      const runtime = await setup({
+        "scripted:main": main,
+        "scripted:broken": broken,
+        "scripted:steady": steady,
+      });
+      await runtime.agents.create("alice", subagentPayload("broken", "scripted:broken"));
+      await runtime.agents.create("alice", subagentPayload("steady", "scripted:steady"));
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["broken", "steady"]),
+      );
+
+      const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+
+      expect(result.output).toBe("partial answer");
+      expect(result.subagentRuns.map((run) => [run.subagent_type, run.status, run.error])).toEqual([
+        ["broken", "failed", "model exploded"],
+        ["steady", "completed", null],
+      ]);
+      assertScriptsComplete();
+    });
+
+    it("sees an updated agent on the next run without a restart", async () => {
+      const main = model("main", [{ reply: { text: "one" } }, { reply: { text: "two" } }]);
+      const runtime = await setup({ "scripted:main": main });
+      const boss = await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", undefined),
+      );
+      await runtime.run({ uid: "alice", agent: "boss", input: "first" });
+      await runtime.agents.update("alice", boss.id, {
+        config_json: { context: { model: "scripted:main", system_prompt: "Updated prompt." } },
+      });
+      await runtime.run({ uid: "alice", agent: "boss", input: "second" });
+
+      expect(main.calls[0]?.system).toBe("You are boss, the main agent.");
+      expect(main.calls[1]?.system).toBe("Updated prompt.");
+      assertScriptsComplete();
+    });
+
+    it("keeps threads and child threads private to their owner", async () => {
+      const main = model("main", [
+        { reply: { toolCalls: [taskCall("researcher", "x")] } },
+        { reply: { text: "done" } },
+      ]);
+      const runtime = await setup({ "scripted:main": main });
+      await runtime.agents.create("alice", subagentPayload("researcher", "offline"));
+      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["researcher"]));
+      const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+      const childId = result.subagentRuns[0]?.child_thread_id ?? "";
+
+      await expect(runtime.childThread("bob", childId)).rejects.toMatchObject({
+        code: ErrorCode.NotFound,
+      });
+      await expect(runtime.history("bob", result.threadId)).rejects.toMatchObject({
+        code: ErrorCode.NotFound,
+      });
+      await expect(
+        runtime.childThread("alice", `${result.threadId}_sub_researcher_00000000`),
+      ).rejects.toMatchObject({ code: ErrorCode.NotFound });
+      // Bob cannot adopt Alice's thread id, nor a child thread id.
+      await bobAgent(runtime);
+      await expect(
+        runtime.run({ uid: "bob", agent: "own", threadId: result.threadId, input: "x" }),
+      ).rejects.toMatchObject({ code: ErrorCode.NotFound });
+      await expect(
+        runtime.run({ uid: "bob", agent: "own", threadId: childId, input: "x" }),
+      ).rejects.toMatchObject({ code: ErrorCode.InvalidThreadId });
+      expect((await runtime.history("alice", result.threadId)).length).toBeGreaterThan(2);
+      assertScriptsComplete();
+    });
+
+    it("refuses to run a subagent as a main agent", async () => {
+      const runtime = await setup({});
+      await runtime.agents.create("alice", subagentPayload("researcher", "offline"));
+      await expect(
+        runtime.run({ uid: "alice", agent: "researcher", input: "x" }),
+      ).rejects.toMatchObject({ code: ErrorCode.AgentIsSubagent });
+    });
+
+    it("streams subagent events tagged with the child thread id", async () => {
+      const main = model("main", [
+        { reply: { toolCalls: [taskCall("researcher", "dig")] } },
+        { reply: { text: "final words" } },
+      ]);
+      const child = model("child", [{ reply: { text: "child words" } }]);
+      const runtime = await setup({ "scripted:main": main, "scripted:child": child });
+      await runtime.agents.create("alice", subagentPayload("researcher", "scripted:child"));
+      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["researcher"]));
+
+      const events: RunEvent[] = [];
+      for await (const event of runtime.stream({ uid: "alice", agent: "boss", input: "go" })) {
+        events.push(event);
+      }
+
+      const types = events.map((event) => event.type);
+      expect(types[0]).toBe("run_started");
+      expect(types.at(-1)).toBe("run_finished");
+      const started = events.find((event) => event.type === "subagent_started");
+      const finished = events.find((event) => event.type === "subagent_finished");
+      expect(started).toMatchObject({ subagent_type: "researcher", description: "dig" });
+      const childThreadId = started?.type === "subagent_started" ? started.child_thread_id : "";
+      expect(finished).toMatchObject({ run: { child_thread_id: childThreadId, status: "completed" } });
+      expect(types.indexOf("subagent_started")).toBeLessThan(types.indexOf("subagent_finished"));
+
+      const childMessages = events.filter(
+        (event) => event.type === "assistant_message" && event.childThreadId === childThreadId,
+      );
+      expect(childMessages).toMatchObject([{ text: "child words" }]);
+      const mainMessages = events.filter(
+        (event) => event.type === "assistant_message" && event.childThreadId === undefined,
+      );
+      expect(mainMessages.map((event) => (event.type === "assistant_message" ? event.text : "")))
+        .toEqual(["", "final words"]);
+      const last = events.at(-1);
+      expect(last?.type === "run_finished" && last.result.output).toBe("final words");
+      assertScriptsComplete();
+    });
+
+    it("delegates end to end with the offline model", async () => {
+      const runtime = await setup({});
+      await runtime.agents.create("alice", subagentPayload("researcher", "offline"));
+      await runtime.agents.create("alice", subagentPayload("reviewer", "offline"));
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "offline", ["researcher", "reviewer"]),
+      );
+
+      const result = await runtime.run({ uid: "alice", agent: "boss", input: "Plan a garden" });
+
+      expect(result.subagentRuns.map((run) => [run.subagent_type, run.status])).toEqual([
+        ["researcher", "completed"],
+        ["reviewer", "completed"],
+      ]);
+      expect(result.output).toMatch(/^\[offline model\] Here is what my subagents found/);
+      expect(result.output).toContain("You are researcher.");
+      expect(result.output).toContain("You are reviewer.");
+      const firstTurn = result.messages[1] as AIMessage;
+      expect(firstTurn.tool_calls?.map((call) => call.args.subagent_type)).toEqual([
+        "researcher",
+        "reviewer",
+      ]);
+    });
+  });
+}
+
+async function bobAgent(runtime: RuntimeFixture["runtime"]) {
+  await runtime.agents.create("bob", mainAgentPayload("own", "offline", undefined));
+}
