@@ -16,7 +16,12 @@ import { GraphCache } from "./graphs/graph-cache.js";
 import type { ChildGraph } from "./middleware/child-run.js";
 import type { SubagentRun } from "./middleware/subagent-runs.js";
 import { createModelFactory } from "./models/factory.js";
-import { type GraphStreamChunk, type RunEvent, type RunResult, translateChunk } from "./runs/events.js";
+import {
+  type GraphStreamChunk,
+  type RunEvent,
+  type RunResult,
+  translateChunk,
+} from "./runs/events.js";
 import { readHistory, readThreadState, type ThreadCheckpoint } from "./runs/thread-state.js";
 import { type Database, openSqliteDatabase } from "./store/database.js";
 import { ThreadRepository } from "./store/threads.js";
@@ -257,14 +262,20 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     };
   }
 
+  /** Repository calls, refused once the runtime is closed. */
   const agents: AgentsApi = {
-    create: (uid, payload) => (ensureOpen(), repository.create(uid, payload)),
-    get: (uid, idOrSlug) => (ensureOpen(), repository.get(uid, idOrSlug)),
-    list: (uid, listOptions) => (ensureOpen(), repository.list(uid, listOptions)),
-    update: (uid, id, patch) => (ensureOpen(), repository.update(uid, id, patch)),
-    delete: (uid, id) => (ensureOpen(), repository.delete(uid, id)),
-    getDefault: (uid) => (ensureOpen(), repository.getDefault(uid)),
+    create: async (uid, payload) => open().create(uid, payload),
+    get: async (uid, idOrSlug) => open().get(uid, idOrSlug),
+    list: async (uid, listOptions) => open().list(uid, listOptions),
+    update: async (uid, id, patch) => open().update(uid, id, patch),
+    delete: async (uid, id) => open().delete(uid, id),
+    getDefault: async (uid) => open().getDefault(uid),
   };
+
+  function open(): AgentRepository {
+    ensureOpen();
+    return repository;
+  }
 
   return {
     agents,
@@ -346,7 +357,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     async close() {
       if (closed) return;
       closed = true;
-      for (const active of activeRuns.values()) active.controller.abort(new Error("runtime closed"));
+      for (const active of activeRuns.values())
+        active.controller.abort(new Error("runtime closed"));
       graphs.clear();
       await saver.close();
       if (ownsDatabase) await database.close();

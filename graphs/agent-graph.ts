@@ -39,7 +39,10 @@ export function buildAgentGraph(
 }
 
 /** The cache key of a graph: everything that changes what {@link buildAgentGraph} builds. */
-export function agentGraphKey(record: AgentRecord, allowedSubagents: readonly AgentRecord[]): string {
+export function agentGraphKey(
+  record: AgentRecord,
+  allowedSubagents: readonly AgentRecord[],
+): string {
   const subagents = allowedSubagents.map((subagent) => `${subagent.id}@${subagent.version}`);
   return `${record.id}@${record.version}[${subagents.join(",")}]`;
 }

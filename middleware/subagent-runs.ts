@@ -53,8 +53,11 @@ export function upsertSubagentRuns(
  * each write a record in the same step, and a plain channel would reject the second write.
  */
 export const subagentRunsState = new StateSchema({
-  subagent_runs: new ReducedValue(z.array(subagentRunSchema).default(() => []), {
-    inputSchema: z.array(subagentRunSchema).optional(),
-    reducer: upsertSubagentRuns,
-  }),
+  subagent_runs: new ReducedValue(
+    z.array(subagentRunSchema).default(() => []),
+    {
+      inputSchema: z.array(subagentRunSchema).optional(),
+      reducer: upsertSubagentRuns,
+    },
+  ),
 });

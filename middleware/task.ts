@@ -1,4 +1,9 @@
-import { type AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import {
+  type AIMessage,
+  type BaseMessage,
+  HumanMessage,
+  ToolMessage,
+} from "@langchain/core/messages";
 import { type ToolRuntime, tool } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
@@ -56,7 +61,9 @@ const taskArgs = z.object({
     .describe(
       "The complete, self-contained task for the subagent: it sees nothing else of this conversation.",
     ),
-  subagent_type: z.string().describe("The slug of one of the subagents listed in your instructions."),
+  subagent_type: z
+    .string()
+    .describe("The slug of one of the subagents listed in your instructions."),
 });
 
 /** Custom stream events the task tool emits (stream mode `custom`). */

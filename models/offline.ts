@@ -1,8 +1,5 @@
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
-import {
-  BaseChatModel,
-  type BindToolsInput,
-} from "@langchain/core/language_models/chat_models";
+import { BaseChatModel, type BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { messageText, systemText, toolNames } from "../util/message-text.js";

@@ -19,7 +19,8 @@ export const currentTimeTool = tool(
   },
   {
     name: "current_time",
-    description: "Returns the current date and time (ISO 8601, or local time in an IANA time zone).",
+    description:
+      "Returns the current date and time (ISO 8601, or local time in an IANA time zone).",
     schema: z.object({
       time_zone: z.string().optional().describe('IANA time zone, e.g. "Asia/Shanghai"'),
     }),

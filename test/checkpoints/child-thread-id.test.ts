@@ -6,7 +6,12 @@ import {
 } from "../../checkpoints/child-thread-id.js";
 import { ErrorCode } from "../../errors.js";
 
-const base = { parentThreadId: "thread-1", slug: "researcher", toolCallId: "call_1", aiMessageId: "msg_1" };
+const base = {
+  parentThreadId: "thread-1",
+  slug: "researcher",
+  toolCallId: "call_1",
+  aiMessageId: "msg_1",
+};
 
 describe("child thread ids", () => {
   it("have the documented format", () => {

@@ -70,7 +70,10 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
           const main = model("main", [{ reply: { text: "plain answer" } }]);
           const runtime = await setup({ "scripted:main": main });
           await arrange("alice");
-          await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", subagents));
+          await runtime.agents.create(
+            "alice",
+            mainAgentPayload("boss", "scripted:main", subagents),
+          );
 
           const result = await runtime.run({ uid: "alice", agent: "boss", input: "hi" });
 
@@ -226,20 +229,31 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       assertScriptsComplete();
     });
 
-    it("never offers task to a subagent whose tools are the default (all)", async () => {
+    it("never offers task or other forbidden tools to a subagent with default tools", async () => {
       const main = model("main", [
         { reply: { toolCalls: [taskCall("researcher", "x")] } },
         { reply: { text: "done" } },
       ]);
       const child = model("child", [{ reply: { text: "fine" } }]);
-      const runtime = await setup({ "scripted:main": main, "scripted:child": child });
+      const askUser = tool(async () => "yes", {
+        name: "ask_user",
+        description: "ask the user",
+        schema: z.object({}),
+      });
+      const runtime = await setup(
+        { "scripted:main": main, "scripted:child": child },
+        { tools: [askUser] },
+      );
       await runtime.agents.create("alice", subagentPayload("researcher", "scripted:child"));
-      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["researcher"]));
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["researcher"]),
+      );
 
       await runtime.run({ uid: "alice", agent: "boss", input: "go" });
 
-      expect(child.calls[0]?.tools).toContain("current_time");
-      expect(child.calls[0]?.tools).not.toContain("task");
+      expect(main.calls[0]?.tools.sort()).toEqual(["ask_user", "current_time", "task"]);
+      expect(child.calls[0]?.tools).toEqual(["current_time"]);
       assertScriptsComplete();
     });
 
@@ -377,7 +391,10 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       ]);
       const runtime = await setup({ "scripted:main": main });
       await runtime.agents.create("alice", subagentPayload("researcher", "offline"));
-      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["researcher"]));
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["researcher"]),
+      );
       const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
       const childId = result.subagentRuns[0]?.child_thread_id ?? "";
 
@@ -418,7 +435,10 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       const child = model("child", [{ reply: { text: "child words" } }]);
       const runtime = await setup({ "scripted:main": main, "scripted:child": child });
       await runtime.agents.create("alice", subagentPayload("researcher", "scripted:child"));
-      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["researcher"]));
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["researcher"]),
+      );
 
       const events: RunEvent[] = [];
       for await (const event of runtime.stream({ uid: "alice", agent: "boss", input: "go" })) {
@@ -432,7 +452,9 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       const finished = events.find((event) => event.type === "subagent_finished");
       expect(started).toMatchObject({ subagent_type: "researcher", description: "dig" });
       const childThreadId = started?.type === "subagent_started" ? started.child_thread_id : "";
-      expect(finished).toMatchObject({ run: { child_thread_id: childThreadId, status: "completed" } });
+      expect(finished).toMatchObject({
+        run: { child_thread_id: childThreadId, status: "completed" },
+      });
       expect(types.indexOf("subagent_started")).toBeLessThan(types.indexOf("subagent_finished"));
 
       const childMessages = events.filter(
@@ -442,8 +464,9 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       const mainMessages = events.filter(
         (event) => event.type === "assistant_message" && event.childThreadId === undefined,
       );
-      expect(mainMessages.map((event) => (event.type === "assistant_message" ? event.text : "")))
-        .toEqual(["", "final words"]);
+      expect(
+        mainMessages.map((event) => (event.type === "assistant_message" ? event.text : "")),
+      ).toEqual(["", "final words"]);
       const last = events.at(-1);
       expect(last?.type === "run_finished" && last.result.output).toBe("final words");
       assertScriptsComplete();
