@@ -11,7 +11,10 @@ export const OFFLINE_MODEL = "offline";
 const OPENAI_PREFIX = "openai:";
 
 export interface ModelFactoryOptions {
-  /** Environment to read `OPENAI_API_KEY`, `OPENAI_BASE_URL` and `SUBAGENT_GRAPH_MODEL` from. */
+  /**
+   * Environment to read `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_MAX_RETRIES` (langchain's
+   * retry count, default 6) and `SUBAGENT_GRAPH_MODEL` from.
+   */
   env?: NodeJS.ProcessEnv;
   /**
    * Models by spec, consulted before the built-in prefixes: lets a library user (or a test)
@@ -67,7 +70,8 @@ export function createModelFactory(options: ModelFactoryOptions = {}): ModelFact
           { field: "context.model" },
         );
       }
-      const key = `${spec}\0${apiKey ?? ""}\0${baseURL ?? ""}`;
+      const maxRetries = retriesFrom(env);
+      const key = `${spec}\0${apiKey ?? ""}\0${baseURL ?? ""}\0${maxRetries ?? ""}`;
       let model = cache.get(key);
       if (!model) {
         model = new ChatOpenAI({
@@ -75,6 +79,7 @@ export function createModelFactory(options: ModelFactoryOptions = {}): ModelFact
           // Local servers often need no key, but the client insists on one.
           apiKey: apiKey ?? "not-needed",
           configuration: baseURL ? { baseURL } : {},
+          ...(maxRetries === undefined ? {} : { maxRetries }),
         });
         cache.set(key, model);
       }
@@ -87,4 +92,18 @@ export function createModelFactory(options: ModelFactoryOptions = {}): ModelFact
       { field: "context.model" },
     );
   };
+}
+
+function retriesFrom(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.OPENAI_MAX_RETRIES?.trim();
+  if (!raw) return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) {
+    throw new SubagentGraphError(
+      ErrorCode.ModelUnavailable,
+      `OPENAI_MAX_RETRIES=${JSON.stringify(raw)} is invalid: use a whole number of at least 0`,
+      { field: "OPENAI_MAX_RETRIES" },
+    );
+  }
+  return value;
 }
