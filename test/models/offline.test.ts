@@ -1,0 +1,73 @@
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { OFFLINE_LABEL, OfflineChatModel } from "../../models/offline.js";
+
+const task = tool(async () => "", {
+  name: "task",
+  description: "delegate",
+  schema: z.object({ description: z.string(), subagent_type: z.string() }),
+});
+
+const system = new SystemMessage(
+  "You are the boss.\n- not-a-subagent: a list item of the prompt\n\nSubagents you can call with the `task` tool:\n- researcher: finds facts\n- reviewer: checks plans",
+);
+
+describe("OfflineChatModel", () => {
+  it("delegates a fresh request to every listed subagent in one turn", async () => {
+    const reply = await new OfflineChatModel()
+      .bindTools([task])
+      .invoke([system, new HumanMessage("Plan a picnic")]);
+
+    expect(reply.content).toBe(`${OFFLINE_LABEL} Delegating to researcher, reviewer.`);
+    expect(reply.tool_calls?.map((call) => call.args.subagent_type)).toEqual([
+      "researcher",
+      "reviewer",
+    ]);
+    expect(String(reply.tool_calls?.[0]?.args.description)).toContain("Plan a picnic");
+  });
+
+  it("answers from the subagents' results once they are in", async () => {
+    const calls = new AIMessage({
+      content: "",
+      tool_calls: [{ name: "task", args: {}, id: "1", type: "tool_call" }],
+    });
+    const reply = await new OfflineChatModel()
+      .bindTools([task])
+      .invoke([
+        system,
+        new HumanMessage("Plan a picnic"),
+        calls,
+        new ToolMessage({ content: "Bring water.", tool_call_id: "1", name: "task" }),
+      ]);
+
+    expect(reply.tool_calls ?? []).toEqual([]);
+    expect(reply.content).toContain(`${OFFLINE_LABEL} Here is what my subagents found`);
+    expect(reply.content).toContain("1. Bring water.");
+  });
+
+  it("answers from its own prompt when it has no task tool, deterministically", async () => {
+    const messages = [
+      new SystemMessage("You are a careful reviewer. Be brief."),
+      new HumanMessage("Review the budget for the solar installation"),
+    ];
+    const first = await new OfflineChatModel().invoke(messages);
+    const second = await new OfflineChatModel().invoke(messages);
+
+    expect(first.content).toBe(second.content);
+    expect(first.content).toContain(`${OFFLINE_LABEL} Speaking as: You are a careful reviewer.`);
+    expect(first.content).toContain("installation");
+    expect(first.tool_calls ?? []).toEqual([]);
+  });
+
+  it("streams the same text it would return", async () => {
+    const messages = [new SystemMessage("You are terse."), new HumanMessage("Say something")];
+    const whole = await new OfflineChatModel().invoke(messages);
+    let streamed = "";
+    for await (const chunk of await new OfflineChatModel().stream(messages)) {
+      streamed += typeof chunk.content === "string" ? chunk.content : "";
+    }
+    expect(streamed).toBe(whole.content);
+  });
+});
