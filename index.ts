@@ -1,0 +1,35 @@
+/**
+ * subagent-graph: the public library API. Everything a Node service needs is exported here by
+ * name; the list is pinned by `test/index.test.ts`. Test helpers live in `./testing`.
+ */
+
+export type { Limits } from "./agents/limits.js";
+export { BUILTIN_LIMITS, LIMIT_ENV_VARS } from "./agents/limits.js";
+export type {
+  AgentCreatePayload,
+  AgentRecord,
+  AgentUpdatePayload,
+  BackendId,
+  RuntimeContext,
+  ShareConfig,
+} from "./agents/schema.js";
+export type { AgentContext, SubAgentContext } from "./backends/context.js";
+export { agentContextSchema, subAgentContextSchema } from "./backends/context.js";
+export type { ChildThreadIdParts } from "./checkpoints/child-thread-id.js";
+export { makeChildThreadId, parseChildThreadId } from "./checkpoints/child-thread-id.js";
+export type { ErrorCode as ErrorCodeValue, SubagentGraphErrorOptions } from "./errors.js";
+export { ErrorCode, SubagentGraphError } from "./errors.js";
+export type { SubagentRun, SubagentRunStatus, SubagentUsage } from "./middleware/subagent-runs.js";
+export { TASK_TOOL_NAME } from "./middleware/task.js";
+export { defaultModelSpec, OFFLINE_MODEL } from "./models/factory.js";
+export { OFFLINE_LABEL, OfflineChatModel } from "./models/offline.js";
+export type { EventToolCall, RunEvent, RunResult } from "./runs/events.js";
+export type { ThreadCheckpoint } from "./runs/thread-state.js";
+export type {
+  AgentsApi,
+  ChildThreadView,
+  RunRequest,
+  Runtime,
+  RuntimeOptions,
+} from "./runtime.js";
+export { createRuntime } from "./runtime.js";

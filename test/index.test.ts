@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import * as api from "../index.js";
+import * as testing from "../testing.js";
+
+describe("public API", () => {
+  it("has exactly the expected runtime exports", () => {
+    expect(Object.keys(api).sort()).toEqual(
+      [
+        "BUILTIN_LIMITS",
+        "ErrorCode",
+        "LIMIT_ENV_VARS",
+        "OFFLINE_LABEL",
+        "OFFLINE_MODEL",
+        "OfflineChatModel",
+        "SubagentGraphError",
+        "TASK_TOOL_NAME",
+        "agentContextSchema",
+        "createRuntime",
+        "defaultModelSpec",
+        "makeChildThreadId",
+        "parseChildThreadId",
+        "subAgentContextSchema",
+      ].sort(),
+    );
+  });
+
+  it("ships the scripted model under ./testing", () => {
+    expect(Object.keys(testing)).toEqual(["ScriptedChatModel"]);
+  });
+});
