@@ -1,0 +1,168 @@
+import { parseArgs } from "node:util";
+import { DEMO_UID } from "./seed.js";
+
+/** The usage text of `help`, and of every usage error. */
+export const USAGE = `Usage: tsx cli/main.ts <command> [options]
+
+Commands:
+  chat [question]      Ask your default agent (or --agent) one question and print the answer.
+                       Without a question: an interactive chat on a terminal, or the whole of
+                       stdin as the question when it is piped.
+  agents list          List your agents: kind (chat/subagent), slug, model, subagents.
+  agents show <slug>   Show one agent's settings.
+  demo                 Create the demo agents if needed and run a sample question.
+  help                 Show this text.
+
+Options:
+  --uid <uid>          The user to act as (default: ${DEMO_UID}).
+  --data <dir>         Data folder (default: $SUBAGENT_GRAPH_DATA, else ./data).
+  --agent <slug>       chat: the agent to ask (default: your default agent).
+  --thread <id>        chat: continue this thread (its id is printed after each answer).
+  -h, --help           Show this text.
+
+In the interactive chat: /new starts a new thread, /exit or Ctrl-D quits, Ctrl-C cancels a
+running answer and a second Ctrl-C quits.
+
+Models: agents without a model use OPENAI_API_KEY (openai:gpt-4o-mini), or OPENAI_BASE_URL for
+a local OpenAI-compatible server, or SUBAGENT_GRAPH_MODEL; with none of them set, a
+deterministic offline model answers, labelled [offline model].
+
+Examples:
+  tsx cli/main.ts demo
+  npm run chat -- "Compare solar and wind power for a small farm"
+  npm run chat -- --thread <id> "And what about hydro?"
+  tsx cli/main.ts agents show assistant`;
+
+/** A mistake in the command line: printed with {@link USAGE}, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** Options every command that opens the store takes. */
+export interface StoreOptions {
+  uid: string;
+  dataDir: string;
+  /** Whether `--data` was given, so hints can repeat it. */
+  dataGiven: boolean;
+}
+
+/** A parsed command line. */
+export type Command =
+  | { name: "help" }
+  | {
+      name: "chat";
+      store: StoreOptions;
+      agent: string | undefined;
+      threadId: string | undefined;
+      /** The question from the command line; undefined when none was given. */
+      question: string | undefined;
+    }
+  | { name: "agents-list"; store: StoreOptions }
+  | { name: "agents-show"; store: StoreOptions; slug: string }
+  | { name: "demo"; store: StoreOptions };
+
+const OPTIONS = {
+  uid: { type: "string" },
+  data: { type: "string" },
+  agent: { type: "string" },
+  thread: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** Options only `chat` understands; any other command rejects them rather than ignore them. */
+const CHAT_ONLY = ["agent", "thread"] as const;
+
+/**
+ * Parses the arguments after the script name.
+ *
+ * @throws UsageError naming the unknown command, the bad option or the missing argument.
+ */
+export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions(argv);
+  } catch (error) {
+    // parseArgs' own messages name the option ("Unknown option '--x'", "Option '--uid <value>'
+    // argument missing"); only its error type is replaced.
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  const [name, ...rest] = positionals;
+  if (values.help || name === "help") return { name: "help" };
+  if (name === undefined) throw new UsageError("no command given");
+
+  const store = storeOptions(values, env);
+  if (name !== "chat") {
+    const misplaced = CHAT_ONLY.find((option) => values[option] !== undefined);
+    if (misplaced) throw new UsageError(`option --${misplaced} is only for "chat", not "${name}"`);
+  }
+  switch (name) {
+    case "chat":
+      return {
+        name: "chat",
+        store,
+        agent: nonEmpty(values.agent, "--agent"),
+        threadId: nonEmpty(values.thread, "--thread"),
+        question: rest.length > 0 ? rest.join(" ") : undefined,
+      };
+    case "demo":
+      noMoreArguments(name, rest);
+      return { name: "demo", store };
+    case "agents":
+      return agentsCommand(rest, store);
+    default:
+      throw new UsageError(`unknown command "${name}"`);
+  }
+}
+
+function parseOptions(argv: readonly string[]) {
+  return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+}
+
+function agentsCommand(rest: string[], store: StoreOptions): Command {
+  const [sub, ...more] = rest;
+  if (sub === "list") {
+    noMoreArguments("agents list", more);
+    return { name: "agents-list", store };
+  }
+  if (sub === "show") {
+    const [slug, ...extra] = more;
+    if (slug === undefined) throw new UsageError('"agents show" needs the slug of an agent');
+    noMoreArguments("agents show <slug>", extra);
+    return { name: "agents-show", store, slug };
+  }
+  throw new UsageError(
+    sub === undefined
+      ? '"agents" needs a subcommand: list or show <slug>'
+      : `unknown subcommand "agents ${sub}": use list or show <slug>`,
+  );
+}
+
+function storeOptions(
+  values: { uid?: string | undefined; data?: string | undefined },
+  env: NodeJS.ProcessEnv,
+): StoreOptions {
+  const data = nonEmpty(values.data, "--data");
+  return {
+    uid: nonEmpty(values.uid, "--uid") ?? DEMO_UID,
+    dataDir: data ?? (env.SUBAGENT_GRAPH_DATA?.trim() || "data"),
+    dataGiven: data !== undefined,
+  };
+}
+
+function nonEmpty(value: string | undefined, option: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === "") throw new UsageError(`option ${option} needs a non-empty value`);
+  return value;
+}
+
+function noMoreArguments(command: string, extra: readonly string[]): void {
+  if (extra.length > 0) {
+    throw new UsageError(
+      `"${command}" takes no further arguments, got ${extra.map((a) => `"${a}"`).join(" ")}`,
+    );
+  }
+}
