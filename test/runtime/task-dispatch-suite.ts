@@ -366,6 +366,67 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       assertScriptsComplete();
     });
 
+    it("records a child that exceeds the caller's subagent_timeout_ms as timeout", async () => {
+      const main = model("main", [
+        { reply: { toolCalls: [taskCall("sleepy", "take your time")] } },
+        {
+          expect: (call) => {
+            const result = call.messages.at(-1) as ToolMessage;
+            expect(result.status).toBe("error");
+            expect(result.content).toBe('subagent "sleepy" timed out after 50 ms');
+          },
+          reply: { text: "gave up waiting" },
+        },
+      ]);
+      const sleepy = model("sleepy", [{ reply: { text: "too late" }, delayMs: 30_000 }]);
+      const runtime = await setup({ "scripted:main": main, "scripted:sleepy": sleepy });
+      await runtime.agents.create("alice", subagentPayload("sleepy", "scripted:sleepy"));
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["sleepy"], { subagent_timeout_ms: 50 }),
+      );
+
+      const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+
+      expect(result.output).toBe("gave up waiting");
+      expect(result.subagentRuns[0]).toMatchObject({ status: "timeout", rounds: 0 });
+      // The child's model call was aborted, not left running.
+      expect(sleepy.calls[0]?.finishedAt).toBeUndefined();
+      assertScriptsComplete();
+    });
+
+    it("cuts a long answer at the caller's max_result_chars with a visible marker", async () => {
+      const long = "é".repeat(30);
+      const main = model("main", [
+        { reply: { toolCalls: [taskCall("verbose", "talk")] } },
+        {
+          expect: (call) => {
+            const result = call.messages.at(-1) as ToolMessage;
+            expect(String(result.content)).toMatch(
+              /^é{10}\n…\[truncated: 20 of 30 characters omitted; the full answer is in child thread .+_sub_verbose_[0-9a-f]{8}\]$/,
+            );
+          },
+          reply: { text: "ok" },
+        },
+      ]);
+      const verbose = model("verbose", [{ reply: { text: long } }]);
+      const runtime = await setup({ "scripted:main": main, "scripted:verbose": verbose });
+      await runtime.agents.create("alice", subagentPayload("verbose", "scripted:verbose"));
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["verbose"], { max_result_chars: 10 }),
+      );
+
+      const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+
+      const child = await runtime.childThread(
+        "alice",
+        result.subagentRuns[0]?.child_thread_id ?? "",
+      );
+      expect(child.messages.at(-1)?.content).toBe(long);
+      assertScriptsComplete();
+    });
+
     it("sees an updated agent on the next run without a restart", async () => {
       const main = model("main", [{ reply: { text: "one" } }, { reply: { text: "two" } }]);
       const runtime = await setup({ "scripted:main": main });
