@@ -1,0 +1,28 @@
+import type { Runtime } from "../runtime.js";
+import type { Interrupts } from "./interrupts.js";
+
+/** The process streams and environment a command uses (process.* in the CLI). */
+export interface Io {
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  env: NodeJS.ProcessEnv;
+}
+
+/** What every command that runs agents gets from `main.ts`. */
+export interface CliContext {
+  runtime: Runtime;
+  io: Io;
+  /** Ctrl-C state: the run to cancel, and whether the user asked to quit. */
+  interrupts: Interrupts;
+  /** Handles one Ctrl-C (cancel the run, or quit) and tells the user which. */
+  onInterrupt: () => void;
+}
+
+/** Exit code of a run cut short with Ctrl-C (128 + SIGINT, as shells report it). */
+export const EXIT_INTERRUPTED = 130;
+
+/** Writes one line to stdout. */
+export function say(io: Io, text: string): void {
+  io.stdout.write(`${text}\n`);
+}

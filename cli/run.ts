@@ -1,0 +1,75 @@
+import { createRuntime, type Runtime } from "../runtime.js";
+import { listAgents, showAgent } from "./agents.js";
+import { type Command, parseCommandLine, USAGE, UsageError } from "./args.js";
+import { chatCommand } from "./chat.js";
+import { type CliContext, EXIT_INTERRUPTED, type Io } from "./context.js";
+import { demoCommand } from "./demo.js";
+import { Interrupts } from "./interrupts.js";
+import { describeError } from "./report.js";
+
+const EXIT_ERROR = 1;
+const EXIT_USAGE = 2;
+
+/**
+ * Runs the command line `argv` (the arguments after the script name; see {@link USAGE}) and
+ * returns the exit code: 0 done, 1 an error, 2 a usage mistake, 130 cut short with Ctrl-C.
+ * The runtime it opens is closed before it returns, whatever happened.
+ */
+export async function runCli(argv: readonly string[], io: Io): Promise<number> {
+  let command: Command;
+  try {
+    command = parseCommandLine(argv, io.env);
+  } catch (error) {
+    return reportFailure(io, error);
+  }
+  if (command.name === "help") {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+
+  const interrupts = new Interrupts();
+  const onInterrupt = () => {
+    if (interrupts.press() === "cancelled") {
+      io.stderr.write("\n(cancelling the run: press Ctrl-C again to quit)\n");
+    }
+  };
+  process.on("SIGINT", onInterrupt);
+  let runtime: Runtime | undefined;
+  try {
+    runtime = await createRuntime({ dataDir: command.store.dataDir, env: io.env });
+    const context: CliContext = { runtime, io, interrupts, onInterrupt };
+    // A Ctrl-C outside a run (while seeding, or reading stdin) has nothing to cancel: quit.
+    return await Promise.race([
+      dispatch(context, command),
+      interrupts.quit.then(() => EXIT_INTERRUPTED),
+    ]);
+  } catch (error) {
+    return reportFailure(io, error);
+  } finally {
+    process.off("SIGINT", onInterrupt);
+    await runtime?.close();
+  }
+}
+
+function dispatch(context: CliContext, command: Exclude<Command, { name: "help" }>) {
+  const { runtime, io } = context;
+  switch (command.name) {
+    case "chat":
+      return chatCommand(context, command);
+    case "demo":
+      return demoCommand(context, command.store);
+    case "agents-list":
+      return listAgents(runtime, io, command.store);
+    case "agents-show":
+      return showAgent(runtime, io, command.store, command.slug);
+  }
+}
+
+function reportFailure(io: Io, error: unknown): number {
+  if (error instanceof UsageError) {
+    io.stderr.write(`error: ${error.message}\n\n${USAGE}\n`);
+    return EXIT_USAGE;
+  }
+  io.stderr.write(`${describeError(error)}\n`);
+  return EXIT_ERROR;
+}

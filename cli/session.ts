@@ -1,0 +1,112 @@
+import type { AgentRecord } from "../agents/schema.js";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { defaultModelSpec, OFFLINE_MODEL } from "../models/factory.js";
+import { streamAnswer } from "./answer.js";
+import type { StoreOptions } from "./args.js";
+import { type CliContext, EXIT_INTERRUPTED, say } from "./context.js";
+import { DEMO_UID, seedDemo } from "./seed.js";
+
+/** The agent a chat talks to, resolved once before the first question. */
+export interface ChatTarget {
+  store: StoreOptions;
+  agent: AgentRecord;
+  /** Whether the user picked the agent with `--agent` (hints then repeat it). */
+  agentGiven: boolean;
+}
+
+/**
+ * Resolves the agent to chat with. Without `--agent` the user's default agent is used, and a
+ * user without one gets the demo agents first, so a fresh install answers straight away. With
+ * `--agent` nothing is created: the user asked for a specific agent, and seeding demo agents
+ * beside it would be a surprise.
+ *
+ * Prints what it created and, when the offline model will answer, how to use a real one.
+ */
+export async function prepareChat(
+  context: CliContext,
+  store: StoreOptions,
+  agentSlug: string | undefined,
+): Promise<ChatTarget> {
+  const { runtime, io } = context;
+  const created = agentSlug === undefined ? await seedDemo(runtime, store.uid) : [];
+  if (created.length > 0) {
+    say(
+      io,
+      `Created the demo agents for user "${store.uid}": ${created.map((agent) => `${agent.slug} (${agent.is_subagent ? "subagent" : "chat"})`).join(", ")}.`,
+    );
+  }
+  const agent =
+    agentSlug === undefined
+      ? await runtime.agents.getDefault(store.uid)
+      : await runtime.agents.get(store.uid, agentSlug);
+  if (!agent) {
+    throw new SubagentGraphError(
+      ErrorCode.NotFound,
+      `user "${store.uid}" has no default agent: pass --agent <slug> (see "agents list"), or mark one of your chat agents is_default`,
+      { field: "agent" },
+    );
+  }
+  const note = offlineNote(agent, io.env);
+  if (note) say(io, note);
+  return { store, agent, agentGiven: agentSlug !== undefined };
+}
+
+/**
+ * One line telling the user the offline model will answer, and how to use a real model; or
+ * undefined when a real model is configured.
+ */
+export function offlineNote(agent: AgentRecord, env: NodeJS.ProcessEnv): string | undefined {
+  const own = agent.config_json.context.model?.trim();
+  if ((own || defaultModelSpec(env)) !== OFFLINE_MODEL) return undefined;
+  const fix = own
+    ? `agent "${agent.slug}" sets context.model "${own}"; set it to e.g. "openai:gpt-4o-mini" and export OPENAI_API_KEY`
+    : "for a real model set OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server, or SUBAGENT_GRAPH_MODEL)";
+  return `note: answers come from the built-in [offline model] (deterministic, no LLM); ${fix}.`;
+}
+
+/** The command that continues `threadId`, repeating the options that chose the store and agent. */
+export function continueHint(target: ChatTarget, threadId: string): string {
+  const options = [
+    target.store.uid === DEMO_UID ? undefined : `--uid ${quote(target.store.uid)}`,
+    target.store.dataGiven ? `--data ${quote(target.store.dataDir)}` : undefined,
+    target.agentGiven ? `--agent ${quote(target.agent.slug)}` : undefined,
+    `--thread ${threadId}`,
+  ].filter((option) => option !== undefined);
+  return `npm run chat -- ${options.join(" ")} "<your follow-up>"`;
+}
+
+/**
+ * Asks one question on a new thread or `threadId`, printing progress, the answer and then the
+ * thread id with the command that continues it.
+ *
+ * @returns the exit code: 0 answered, {@link EXIT_INTERRUPTED} when Ctrl-C cut it short.
+ */
+export async function askOnce(
+  context: CliContext,
+  target: ChatTarget,
+  question: string,
+  threadId: string | undefined,
+): Promise<number> {
+  const { io } = context;
+  const outcome = await streamAnswer(context, {
+    uid: target.store.uid,
+    agent: target.agent.id,
+    threadId,
+    input: question,
+  });
+  if (outcome.kind === "quit") return EXIT_INTERRUPTED;
+  if (outcome.kind === "cancelled") {
+    say(io, "✗ run cancelled");
+    if (outcome.threadId) say(io, `thread: ${outcome.threadId}`);
+    return EXIT_INTERRUPTED;
+  }
+  say(io, "");
+  say(io, `thread: ${outcome.result.threadId}`);
+  say(io, `continue it: ${continueHint(target, outcome.result.threadId)}`);
+  return 0;
+}
+
+/** Quotes a value for a POSIX shell when it needs it. */
+function quote(value: string): string {
+  return /^[\w./:@-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { parseCommandLine, UsageError } from "../../cli/args.js";
+
+function usageError(argv: string[]): UsageError {
+  try {
+    parseCommandLine(argv, {});
+  } catch (error) {
+    if (error instanceof UsageError) return error;
+    throw error;
+  }
+  throw new Error(`expected a UsageError for ${JSON.stringify(argv)}`);
+}
+
+describe("parseCommandLine", () => {
+  it("parses chat with its options and joins the question's words", () => {
+    expect(
+      parseCommandLine(
+        ["chat", "--uid", "alice", "--agent", "helper", "--thread", "t1", "what", "now?"],
+        {},
+      ),
+    ).toEqual({
+      name: "chat",
+      store: { uid: "alice", dataDir: "data", dataGiven: false },
+      agent: "helper",
+      threadId: "t1",
+      question: "what now?",
+    });
+  });
+
+  it("leaves the question undefined when none is given", () => {
+    const command = parseCommandLine(["chat"], {});
+    expect(command).toMatchObject({ name: "chat", question: undefined });
+  });
+
+  it("takes the data folder from --data, else SUBAGENT_GRAPH_DATA, else ./data", () => {
+    const env = { SUBAGENT_GRAPH_DATA: "/srv/graph" };
+    expect(parseCommandLine(["demo", "--data", "/tmp/x"], env)).toEqual({
+      name: "demo",
+      store: { uid: "demo", dataDir: "/tmp/x", dataGiven: true },
+    });
+    expect(parseCommandLine(["demo"], env)).toMatchObject({ store: { dataDir: "/srv/graph" } });
+    expect(parseCommandLine(["demo"], {})).toMatchObject({ store: { dataDir: "data" } });
+  });
+
+  it("parses agents list and agents show <slug>", () => {
+    expect(parseCommandLine(["agents", "list"], {})).toMatchObject({ name: "agents-list" });
+    expect(parseCommandLine(["agents", "show", "assistant"], {})).toMatchObject({
+      name: "agents-show",
+      slug: "assistant",
+    });
+  });
+
+  it("treats help, --help and -h alike", () => {
+    for (const argv of [["help"], ["--help"], ["chat", "-h"]]) {
+      expect(parseCommandLine(argv, {})).toEqual({ name: "help" });
+    }
+  });
+
+  it.each([
+    [["serve"], 'unknown command "serve"'],
+    [[], "no command given"],
+    [["chat", "--bogus"], "--bogus"],
+    [["chat", "--uid"], "--uid"],
+    [["chat", "--uid", " "], "--uid needs a non-empty value"],
+    [["agents"], "list or show"],
+    [["agents", "remove"], '"agents remove"'],
+    [["agents", "show"], "needs the slug"],
+    [["agents", "list", "--thread", "t1"], '--thread is only for "chat"'],
+    [["demo", "extra"], '"extra"'],
+  ])("rejects %j naming the problem", (argv, expected) => {
+    expect(usageError(argv).message).toContain(expected);
+  });
+});

@@ -1,0 +1,130 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createRuntime } from "../../runtime.js";
+import { messageText } from "../../util/message-text.js";
+
+/** The project root: the CLI is run from there, as `npm run` does. */
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment minus anything that would select a real model: the offline model answers. */
+function offlineEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) => !key.startsWith("OPENAI_") && !key.startsWith("SUBAGENT_GRAPH_"),
+    ),
+  );
+}
+
+/** Runs `node --import tsx cli/main.ts …args` to completion. */
+function cli(args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
+      cwd: ROOT,
+      env: offlineEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (text: string) => {
+      stdout += text;
+    });
+    child.stderr.setEncoding("utf8").on("data", (text: string) => {
+      stderr += text;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function threadIdOf(stdout: string): string {
+  const match = /^thread: (\S+)$/m.exec(stdout);
+  if (!match?.[1]) throw new Error(`no "thread: <id>" line in:\n${stdout}`);
+  return match[1];
+}
+
+/** Asserts the output shows both demo subagents starting and completing. */
+function expectBothSubagentsRan(stdout: string): void {
+  for (const slug of ["researcher", "reviewer"]) {
+    expect(stdout).toMatch(
+      new RegExp(`^▸ ${slug} started \\(thread \\S+_sub_${slug}_\\w+\\)$`, "m"),
+    );
+    expect(stdout).toMatch(new RegExp(`^✓ ${slug} completed \\(.*1 round.*\\): `, "m"));
+  }
+}
+
+describe("cli/main.ts", { timeout: 60_000 }, () => {
+  let dataDir: string;
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "cli-main-"));
+  });
+  afterEach(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("demo seeds the agents and answers the demo question through both subagents", async () => {
+    const result = await cli(["demo", "--data", dataDir]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Created the demo agents for user "demo"');
+    expect(result.stdout).toContain(
+      "Plan a weekend workshop on renewable energy for high-school students",
+    );
+    expectBothSubagentsRan(result.stdout);
+    expect(result.stdout).toMatch(/^note: .*\[offline model\].*OPENAI_API_KEY/m);
+    expect(result.stdout).toContain("[offline model] Here is what my subagents found");
+    threadIdOf(result.stdout);
+  });
+
+  it("chat answers a question, and chat --thread continues the same thread", async () => {
+    const first = await cli(["chat", "--data", dataDir, "Compare solar and wind power"]);
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    expectBothSubagentsRan(first.stdout);
+    expect(first.stdout).toContain("[offline model]");
+    const threadId = threadIdOf(first.stdout);
+    expect(first.stdout).toContain(`--thread ${threadId}`);
+
+    const second = await cli(["chat", "--data", dataDir, "--thread", threadId, "And hydro?"]);
+    expect(second.code).toBe(0);
+    // Seeded once: the second run finds the default agent and creates nothing.
+    expect(second.stdout).not.toContain("Created the demo agents");
+    expect(threadIdOf(second.stdout)).toBe(threadId);
+
+    const runtime = await createRuntime({ dataDir, env: {} });
+    try {
+      const [latest] = await runtime.history("demo", threadId);
+      const questions = (latest?.messages ?? [])
+        .filter((message) => message.getType() === "human")
+        .map((message) => messageText(message));
+      expect(questions).toEqual(["Compare solar and wind power", "And hydro?"]);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it("rejects an unknown command with exit code 2, naming it and showing the usage", async () => {
+    const result = await cli(["serve", "--data", dataDir]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('unknown command "serve"');
+    expect(result.stderr).toContain("Usage: tsx cli/main.ts <command>");
+    expect(result.stdout).toBe("");
+  });
+
+  it("prints a SubagentGraphError as `error [CODE]: message` without a stack, exit code 1", async () => {
+    const result = await cli(["chat", "--data", dataDir, "--agent", "nobody", "hi"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toMatch(/^error \[NOT_FOUND\]: agent "nobody" not found/);
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+  });
+});
