@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
 
 /** Which built-in saver to use. */
 export type SaverKind = "memory" | "sqlite";
@@ -22,7 +23,12 @@ export function openSaver(kind: SaverKind, file?: string): ManagedSaver {
   if (kind === "memory") {
     return { saver: new MemorySaver(), kind, close: async () => {} };
   }
-  if (file === undefined) throw new Error("openSaver: sqlite needs a file path");
+  if (file === undefined) {
+    throw new SubagentGraphError(
+      ErrorCode.Internal,
+      "openSaver: the sqlite saver needs a file path",
+    );
+  }
   mkdirSync(dirname(file), { recursive: true });
   const saver = SqliteSaver.fromConnString(file);
   return {

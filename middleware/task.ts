@@ -97,9 +97,16 @@ export function createTaskMiddleware(options: TaskMiddlewareOptions) {
   const taskTool = tool(
     async (args: z.infer<typeof taskArgs>, runtime: ToolRuntime) => {
       const toolCallId = runtime.toolCall?.id ?? runtime.toolCallId;
-      const scope = parentScope(runtime.context, runtime.configurable);
       const started = new Date();
       const refuse = (message: string) => errorResult(toolCallId, message);
+      const scope = parentScope(runtime.context, runtime.configurable);
+      if (!scope) {
+        // Not the model's fault and not fatal for the run: the graph was invoked without the
+        // context the runtime always sets (e.g. by hand). Say what is missing.
+        return refuse(
+          "task tool: this run's context has no uid or thread_id; run the graph through createRuntime() or pass context { uid, thread_id }",
+        );
+      }
 
       if (!allowed.has(args.subagent_type)) {
         return refuse(unknownSubagentMessage(args.subagent_type, [...allowed.keys()]));
@@ -249,16 +256,13 @@ function messagesOf(values: unknown): BaseMessage[] {
   return Array.isArray(messages) ? (messages as BaseMessage[]) : [];
 }
 
-function parentScope(context: unknown, configurable: unknown): ParentRunScope {
+function parentScope(context: unknown, configurable: unknown): ParentRunScope | undefined {
   const ctx = (context ?? {}) as Partial<Record<string, unknown>>;
   const threadId =
     stringField(ctx, "thread_id") ??
     stringField((configurable ?? {}) as Record<string, unknown>, "thread_id");
   const uid = stringField(ctx, "uid");
-  if (!threadId || !uid) {
-    // Not a user error: the runtime always sets both. Surface it as a failed call, loudly.
-    throw new Error("task tool: the run's context has no uid or thread_id");
-  }
+  if (!threadId || !uid) return undefined;
   return { uid, threadId, fileThreadId: stringField(ctx, "file_thread_id") ?? threadId };
 }
 
