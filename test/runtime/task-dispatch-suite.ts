@@ -51,6 +51,33 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       for (const created of scripted) created.assertComplete();
     }
 
+    /**
+     * Alice's main agent "boss" (model `scripted:main`) allowed to call one scripted subagent per
+     * entry of `children` (slug → script; model `scripted:<slug>`).
+     */
+    async function delegatingBoss(
+      mainSteps: ScriptStep[],
+      children: Record<string, ScriptStep[]>,
+      mainExtra: Record<string, unknown> = {},
+    ) {
+      const main = model("main", mainSteps);
+      const childModels: Record<string, ScriptedChatModel> = {};
+      for (const [slug, steps] of Object.entries(children)) childModels[slug] = model(slug, steps);
+      const models = Object.fromEntries([
+        ["scripted:main", main],
+        ...Object.entries(childModels).map(([slug, child]) => [`scripted:${slug}`, child]),
+      ]);
+      const runtime = await setup(models);
+      for (const slug of Object.keys(children)) {
+        await runtime.agents.create("alice", subagentPayload(slug, `scripted:${slug}`));
+      }
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", Object.keys(children), mainExtra),
+      );
+      return { runtime, main, children: childModels };
+    }
+
     describe("mounting the task middleware", () => {
       const cases: [string, string[] | undefined, (uid: string) => Promise<void>][] = [
         ["subagents unset", undefined, async () => {}],
@@ -258,32 +285,23 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
     });
 
     it("runs two task calls of one turn concurrently", async () => {
-      const main = model("main", [
+      const { runtime, children } = await delegatingBoss(
+        [
+          { reply: { toolCalls: [taskCall("slow-a", "first"), taskCall("slow-b", "second")] } },
+          { reply: { text: "both done" } },
+        ],
         {
-          reply: {
-            toolCalls: [taskCall("slow-a", "first"), taskCall("slow-b", "second")],
-          },
+          "slow-a": [{ reply: { text: "A" }, delayMs: 300 }],
+          "slow-b": [{ reply: { text: "B" }, delayMs: 300 }],
         },
-        { reply: { text: "both done" } },
-      ]);
-      const childA = model("a", [{ reply: { text: "A" }, delayMs: 300 }]);
-      const childB = model("b", [{ reply: { text: "B" }, delayMs: 300 }]);
-      const runtime = await setup({
-        "scripted:main": main,
-        "scripted:a": childA,
-        "scripted:b": childB,
-      });
-      await runtime.agents.create("alice", subagentPayload("slow-a", "scripted:a"));
-      await runtime.agents.create("alice", subagentPayload("slow-b", "scripted:b"));
-      await runtime.agents.create(
-        "alice",
-        mainAgentPayload("boss", "scripted:main", ["slow-a", "slow-b"]),
       );
+      const childA = children["slow-a"];
+      const childB = children["slow-b"];
 
       const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
 
-      const a = childA.calls[0];
-      const b = childB.calls[0];
+      const a = childA?.calls[0];
+      const b = childB?.calls[0];
       // Overlap: each started before the other finished.
       expect(a?.startedAt).toBeLessThan(b?.finishedAt ?? 0);
       expect(b?.startedAt).toBeLessThan(a?.finishedAt ?? 0);
@@ -367,23 +385,20 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
     });
 
     it("records a child that exceeds the caller's subagent_timeout_ms as timeout", async () => {
-      const main = model("main", [
-        { reply: { toolCalls: [taskCall("sleepy", "take your time")] } },
-        {
-          expect: (call) => {
-            const result = call.messages.at(-1) as ToolMessage;
-            expect(result.status).toBe("error");
-            expect(result.content).toBe('subagent "sleepy" timed out after 50 ms');
+      const { runtime, children } = await delegatingBoss(
+        [
+          { reply: { toolCalls: [taskCall("sleepy", "take your time")] } },
+          {
+            expect: (call) => {
+              const result = call.messages.at(-1) as ToolMessage;
+              expect(result.status).toBe("error");
+              expect(result.content).toBe('subagent "sleepy" timed out after 50 ms');
+            },
+            reply: { text: "gave up waiting" },
           },
-          reply: { text: "gave up waiting" },
-        },
-      ]);
-      const sleepy = model("sleepy", [{ reply: { text: "too late" }, delayMs: 30_000 }]);
-      const runtime = await setup({ "scripted:main": main, "scripted:sleepy": sleepy });
-      await runtime.agents.create("alice", subagentPayload("sleepy", "scripted:sleepy"));
-      await runtime.agents.create(
-        "alice",
-        mainAgentPayload("boss", "scripted:main", ["sleepy"], { subagent_timeout_ms: 50 }),
+        ],
+        { sleepy: [{ reply: { text: "too late" }, delayMs: 30_000 }] },
+        { subagent_timeout_ms: 50 },
       );
 
       const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
@@ -391,30 +406,27 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       expect(result.output).toBe("gave up waiting");
       expect(result.subagentRuns[0]).toMatchObject({ status: "timeout", rounds: 0 });
       // The child's model call was aborted, not left running.
-      expect(sleepy.calls[0]?.finishedAt).toBeUndefined();
+      expect(children.sleepy?.calls[0]?.finishedAt).toBeUndefined();
       assertScriptsComplete();
     });
 
     it("cuts a long answer at the caller's max_result_chars with a visible marker", async () => {
       const long = "é".repeat(30);
-      const main = model("main", [
-        { reply: { toolCalls: [taskCall("verbose", "talk")] } },
-        {
-          expect: (call) => {
-            const result = call.messages.at(-1) as ToolMessage;
-            expect(String(result.content)).toMatch(
-              /^é{10}\n…\[truncated: 20 of 30 characters omitted; the full answer is in child thread .+_sub_verbose_[0-9a-f]{8}\]$/,
-            );
+      const { runtime } = await delegatingBoss(
+        [
+          { reply: { toolCalls: [taskCall("verbose", "talk")] } },
+          {
+            expect: (call) => {
+              const result = call.messages.at(-1) as ToolMessage;
+              expect(String(result.content)).toMatch(
+                /^é{10}\n…\[truncated: 20 of 30 characters omitted; the full answer is in child thread .+_sub_verbose_[0-9a-f]{8}\]$/,
+              );
+            },
+            reply: { text: "ok" },
           },
-          reply: { text: "ok" },
-        },
-      ]);
-      const verbose = model("verbose", [{ reply: { text: long } }]);
-      const runtime = await setup({ "scripted:main": main, "scripted:verbose": verbose });
-      await runtime.agents.create("alice", subagentPayload("verbose", "scripted:verbose"));
-      await runtime.agents.create(
-        "alice",
-        mainAgentPayload("boss", "scripted:main", ["verbose"], { max_result_chars: 10 }),
+        ],
+        { verbose: [{ reply: { text: long } }] },
+        { max_result_chars: 10 },
       );
 
       const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
