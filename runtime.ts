@@ -170,6 +170,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     return {
       maxResultChars: limits.max_result_chars,
       subagentTimeoutMs: limits.subagent_timeout_ms,
+      maxParallelSubagents: limits.max_parallel_subagents,
     };
   }
 

@@ -29,6 +29,8 @@ export interface DispatchLimits {
   maxResultChars: number;
   /** Per-child time limit; undefined = none. */
   subagentTimeoutMs: number | undefined;
+  /** Most task calls one model turn may make; a turn with more has every task call refused. */
+  maxParallelSubagents: number;
 }
 
 /** The caller's identity and scopes, read from the parent run's context. */
@@ -108,6 +110,16 @@ export function createTaskMiddleware(options: TaskMiddlewareOptions) {
         );
       }
 
+      const limits = options.limits();
+      // createAgent sends each tool call to the tools node separately, so the batch is seen only
+      // through the calling AI message: every call of an over-cap turn reaches the same verdict,
+      // before any subagent model call (also when the turn is resumed).
+      const turnTaskCalls = taskCallsOfTurn(runtime.state, toolCallId);
+      if (turnTaskCalls > limits.maxParallelSubagents) {
+        return refuse(
+          `refused: this turn made ${turnTaskCalls} task calls but at most ${limits.maxParallelSubagents} may run at once (max_parallel_subagents); make at most ${limits.maxParallelSubagents} task calls per turn`,
+        );
+      }
       if (!allowed.has(args.subagent_type)) {
         return refuse(unknownSubagentMessage(args.subagent_type, [...allowed.keys()]));
       }
@@ -120,7 +132,6 @@ export function createTaskMiddleware(options: TaskMiddlewareOptions) {
         toolCallId,
         aiMessageId: callingMessageId(runtime.state, toolCallId) ?? toolCallId,
       });
-      const limits = options.limits();
       const timeout =
         limits.subagentTimeoutMs === undefined
           ? undefined
@@ -271,14 +282,24 @@ function stringField(record: Partial<Record<string, unknown>>, key: string): str
   return typeof value === "string" && value.length > 0 ? value : undefined;
 }
 
-/** Id of the AI message in the parent's state that holds `toolCallId`. */
-function callingMessageId(state: unknown, toolCallId: string): string | undefined {
+/** The AI message in the parent's state that holds `toolCallId`. */
+function callingMessage(state: unknown, toolCallId: string): AIMessage | undefined {
   for (const message of messagesOf(state)) {
     if (message.getType() !== "ai") continue;
     const calls = (message as AIMessage).tool_calls ?? [];
-    if (calls.some((call) => call.id === toolCallId)) return message.id;
+    if (calls.some((call) => call.id === toolCallId)) return message as AIMessage;
   }
   return undefined;
+}
+
+function callingMessageId(state: unknown, toolCallId: string): string | undefined {
+  return callingMessage(state, toolCallId)?.id;
+}
+
+/** How many `task` calls the turn that made `toolCallId` contains (1 when it cannot be found). */
+function taskCallsOfTurn(state: unknown, toolCallId: string): number {
+  const calls = callingMessage(state, toolCallId)?.tool_calls;
+  return calls ? calls.filter((call) => call.name === TASK_TOOL_NAME).length : 1;
 }
 
 function finalAnswer(messages: BaseMessage[]): string {

@@ -75,7 +75,11 @@ describe("task middleware pieces", () => {
             loads += 1;
             return undefined;
           },
-          limits: () => ({ maxResultChars: 100, subagentTimeoutMs: undefined }),
+          limits: () => ({
+            maxResultChars: 100,
+            subagentTimeoutMs: undefined,
+            maxParallelSubagents: 3,
+          }),
         }),
       ],
     });

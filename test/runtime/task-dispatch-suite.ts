@@ -439,6 +439,65 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       assertScriptsComplete();
     });
 
+    it("refuses every task call of a turn over max_parallel_subagents, before any child runs", async () => {
+      const { runtime, children } = await delegatingBoss(
+        [
+          {
+            reply: {
+              toolCalls: [taskCall("one", "a"), taskCall("two", "b"), taskCall("one", "c")],
+            },
+          },
+          {
+            expect: (call) => {
+              const results = call.messages.slice(-3) as ToolMessage[];
+              expect(results.map((result) => result.status)).toEqual(["error", "error", "error"]);
+              for (const result of results) {
+                expect(result.content).toContain(
+                  "this turn made 3 task calls but at most 2 may run at once (max_parallel_subagents)",
+                );
+              }
+            },
+            reply: { text: "too many" },
+          },
+        ],
+        { one: [], two: [] },
+        { max_parallel_subagents: 2 },
+      );
+
+      const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+
+      expect(result.output).toBe("too many");
+      expect(children.one?.calls).toHaveLength(0);
+      expect(children.two?.calls).toHaveLength(0);
+      expect(result.subagentRuns).toEqual([]);
+      assertScriptsComplete();
+    });
+
+    it("re-reads process-wide limits on every dispatch, without a restart", async () => {
+      let cap = 1;
+      const main = model("main", [
+        { reply: { toolCalls: [taskCall("one", "a"), taskCall("one", "b")] } },
+        { reply: { text: "refused" } },
+        { reply: { toolCalls: [taskCall("one", "a"), taskCall("one", "b")] } },
+        { reply: { text: "ran" } },
+      ]);
+      const one = model("one", [{ reply: { text: "x" } }, { reply: { text: "y" } }]);
+      const runtime = await setup(
+        { "scripted:main": main, "scripted:one": one },
+        { limits: () => ({ max_parallel_subagents: cap }) },
+      );
+      await runtime.agents.create("alice", subagentPayload("one", "scripted:one"));
+      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["one"]));
+
+      const first = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+      cap = 2;
+      const second = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+
+      expect(first.subagentRuns).toEqual([]);
+      expect(second.subagentRuns.map((run) => run.status)).toEqual(["completed", "completed"]);
+      assertScriptsComplete();
+    });
+
     it("sees an updated agent on the next run without a restart", async () => {
       const main = model("main", [{ reply: { text: "one" } }, { reply: { text: "two" } }]);
       const runtime = await setup({ "scripted:main": main });
