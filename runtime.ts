@@ -332,11 +332,15 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         { field: "childThreadId" },
       );
       if (!parts || !(await threads.get(uid, parts.parentThreadId))) throw notFound;
-      // Any checkpoint of the parent may record the child (a later fork may not).
-      const history = await readHistory(saver.saver, parts.parentThreadId);
-      const run = history
-        .flatMap((checkpoint) => checkpoint.subagentRuns)
-        .find((record) => record.child_thread_id === childThreadId);
+      // Usually the latest checkpoint records the child; only a child left behind by a later
+      // fork or replay needs the (costlier) walk through older checkpoints.
+      const recordsChild = (runs: SubagentRun[]) =>
+        runs.find((record) => record.child_thread_id === childThreadId);
+      const run =
+        recordsChild((await readThreadState(saver.saver, parts.parentThreadId)).subagentRuns) ??
+        recordsChild(
+          (await readHistory(saver.saver, parts.parentThreadId)).flatMap((c) => c.subagentRuns),
+        );
       if (!run) throw notFound;
       const state = await readThreadState(saver.saver, childThreadId);
       return {

@@ -114,7 +114,9 @@ export function createTaskMiddleware(options: TaskMiddlewareOptions) {
       // createAgent sends each tool call to the tools node separately, so the batch is seen only
       // through the calling AI message: every call of an over-cap turn reaches the same verdict,
       // before any subagent model call (also when the turn is resumed).
-      const turnTaskCalls = taskCallsOfTurn(runtime.state, toolCallId);
+      const caller = callingMessage(runtime.state, toolCallId);
+      const turnTaskCalls =
+        caller?.tool_calls?.filter((c) => c.name === TASK_TOOL_NAME).length ?? 1;
       if (turnTaskCalls > limits.maxParallelSubagents) {
         return refuse(
           `refused: this turn made ${turnTaskCalls} task calls but at most ${limits.maxParallelSubagents} may run at once (max_parallel_subagents); make at most ${limits.maxParallelSubagents} task calls per turn`,
@@ -130,7 +132,7 @@ export function createTaskMiddleware(options: TaskMiddlewareOptions) {
         parentThreadId: scope.threadId,
         slug: args.subagent_type,
         toolCallId,
-        aiMessageId: callingMessageId(runtime.state, toolCallId) ?? toolCallId,
+        aiMessageId: caller?.id ?? toolCallId,
       });
       const timeout =
         limits.subagentTimeoutMs === undefined
@@ -290,16 +292,6 @@ function callingMessage(state: unknown, toolCallId: string): AIMessage | undefin
     if (calls.some((call) => call.id === toolCallId)) return message as AIMessage;
   }
   return undefined;
-}
-
-function callingMessageId(state: unknown, toolCallId: string): string | undefined {
-  return callingMessage(state, toolCallId)?.id;
-}
-
-/** How many `task` calls the turn that made `toolCallId` contains (1 when it cannot be found). */
-function taskCallsOfTurn(state: unknown, toolCallId: string): number {
-  const calls = callingMessage(state, toolCallId)?.tool_calls;
-  return calls ? calls.filter((call) => call.name === TASK_TOOL_NAME).length : 1;
 }
 
 function finalAnswer(messages: BaseMessage[]): string {
