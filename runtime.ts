@@ -4,16 +4,13 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { agentLimits, type Limits, processLimits } from "./agents/limits.js";
+import { type ProcessSettings, processLimits, settingsFileReader } from "./agents/limits.js";
 import { AgentRepository } from "./agents/repository.js";
 import type { AgentRecord } from "./agents/schema.js";
-import type { AgentGraph } from "./backends/registry.js";
 import { isChildThreadId, parseChildThreadId } from "./checkpoints/child-thread-id.js";
 import { borrowSaver, type ManagedSaver, openSaver } from "./checkpoints/savers.js";
 import { ErrorCode, SubagentGraphError } from "./errors.js";
-import { agentGraphKey, buildAgentGraph } from "./graphs/agent-graph.js";
-import { GraphCache } from "./graphs/graph-cache.js";
-import type { ChildGraph } from "./middleware/child-run.js";
+import { AgentGraphs } from "./graphs/agent-graphs.js";
 import type { SubagentRun } from "./middleware/subagent-runs.js";
 import { createModelFactory } from "./models/factory.js";
 import {
@@ -46,8 +43,12 @@ export interface RuntimeOptions {
   tools?: StructuredToolInterface[];
   /** Environment for model keys and limit defaults. Default `process.env`, read on each use. */
   env?: NodeJS.ProcessEnv;
-  /** Process-wide limit overrides; a function is called again on every dispatch. */
-  limits?: Partial<Limits> | (() => Partial<Limits>);
+  /**
+   * Process-wide setting overrides (limits, `enabled`); a function is called again on every
+   * dispatch. They override the environment and the settings file (`SUBAGENT_GRAPH_SETTINGS`,
+   * default `<dataDir>/settings.json`), which are also read on every dispatch.
+   */
+  limits?: Partial<ProcessSettings> | (() => Partial<ProcessSettings>);
   /** Where warnings go (dropped subagents, ignored settings). Default `console.warn`. */
   warn?: (message: string) => void;
 }
@@ -143,50 +144,25 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const threads = new ThreadRepository(database.db);
   const tools = new ToolRegistry([...builtinTools(), ...(options.tools ?? [])]);
   const models = createModelFactory({ env, ...(options.models ? { models: options.models } : {}) });
-  const graphs = new GraphCache<AgentGraph>();
   const activeRuns = new Map<string, ActiveRun>();
   const busyThreads = new Set<string>();
   let closed = false;
 
-  const currentLimits = (): Limits => {
+  const settingsFile = settingsFileReader(
+    env.SUBAGENT_GRAPH_SETTINGS?.trim() || join(dataDir, "settings.json"),
+    warn,
+  );
+  /** Built-ins < environment < settings file < the `limits` option; read on every dispatch. */
+  const currentSettings = (): ProcessSettings => {
     const overrides = typeof options.limits === "function" ? options.limits() : options.limits;
-    return processLimits(env, overrides, warn);
+    return processLimits(env, { ...settingsFile(), ...overrides }, warn);
   };
-
-  const backendDeps = { models, tools, checkpointer: saver.saver };
-
-  const subagentGraph = (record: AgentRecord): AgentGraph =>
-    graphs.getOrBuild(agentGraphKey(record, []), () =>
-      buildAgentGraph(record, [], { ...backendDeps, loadChild, dispatchLimits }),
-    );
-
-  async function loadChild(slug: string, scope: { uid: string }): Promise<ChildGraph | undefined> {
-    const [record] = await repository.findSubagents(scope.uid, [slug]);
-    return record ? subagentGraph(record) : undefined;
-  }
-
-  function dispatchLimits(record: AgentRecord) {
-    const limits = agentLimits(record.config_json.context, currentLimits());
-    return {
-      maxResultChars: limits.max_result_chars,
-      subagentTimeoutMs: limits.subagent_timeout_ms,
-      maxParallelSubagents: limits.max_parallel_subagents,
-    };
-  }
-
-  /** `context.subagents` ∩ subagents visible to `uid`; anything else is dropped and logged. */
-  async function resolveAllowList(uid: string, record: AgentRecord): Promise<AgentRecord[]> {
-    const wanted = record.config_json.context.subagents ?? [];
-    if (record.is_subagent || wanted.length === 0) return [];
-    const found = await repository.findSubagents(uid, wanted);
-    const dropped = wanted.filter((slug) => !found.some((agent) => agent.slug === slug));
-    if (dropped.length > 0) {
-      warn(
-        `agent "${record.slug}": subagent(s) ${dropped.map((s) => `"${s}"`).join(", ")} dropped: not a subagent visible to this user`,
-      );
-    }
-    return found;
-  }
+  const graphs = new AgentGraphs({
+    repository,
+    backend: { models, tools, checkpointer: saver.saver },
+    processLimits: currentSettings,
+    warn,
+  });
 
   function ensureOpen(): void {
     if (closed) {
@@ -223,10 +199,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         { field: "threadId" },
       );
     }
-    const allowed = await resolveAllowList(request.uid, record);
-    const graph = graphs.getOrBuild(agentGraphKey(record, allowed), () =>
-      buildAgentGraph(record, allowed, { ...backendDeps, loadChild, dispatchLimits }),
-    );
+    const graph = await graphs.mainGraph(request.uid, record);
     const runId = randomUUID();
     const controller = new AbortController();
     const signal = request.signal

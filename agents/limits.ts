@@ -1,4 +1,7 @@
+import { readFileSync, statSync } from "node:fs";
+import { z } from "zod";
 import type { RuntimeContext } from "./schema.js";
+import { parseOrThrow } from "./validation.js";
 
 /** Execution limits of an agent, after defaults are applied. */
 export interface Limits {
@@ -12,45 +15,113 @@ export interface Limits {
   subagent_timeout_ms: number | undefined;
 }
 
+/** Process-wide settings: default limits, and whether delegation is on at all. */
+export interface ProcessSettings extends Limits {
+  /** `false` removes the `task` tool from every agent. */
+  enabled: boolean;
+}
+
 /** The design's built-in defaults. */
-export const BUILTIN_LIMITS: Readonly<Limits> = Object.freeze({
+export const BUILTIN_LIMITS: Readonly<ProcessSettings> = Object.freeze({
   max_rounds: 10,
   max_result_chars: 8000,
   max_parallel_subagents: 3,
   subagent_timeout_ms: undefined,
+  enabled: true,
 });
 
 /** Environment variables that override {@link BUILTIN_LIMITS} process-wide. */
-export const LIMIT_ENV_VARS: Readonly<Record<keyof Limits, string>> = Object.freeze({
+export const LIMIT_ENV_VARS: Readonly<Record<keyof ProcessSettings, string>> = Object.freeze({
   max_rounds: "SUBAGENT_MAX_ROUNDS",
   max_result_chars: "SUBAGENT_MAX_RESULT_CHARS",
   max_parallel_subagents: "SUBAGENT_MAX_PARALLEL",
   subagent_timeout_ms: "SUBAGENT_TIMEOUT_MS",
+  enabled: "SUBAGENT_ENABLED",
+});
+
+const positive = z.number().int().positive();
+
+/** A settings file: `{ "subagent": { max_rounds?, …, enabled? } }`, unknown keys refused. */
+const settingsFileSchema = z.strictObject({
+  subagent: z
+    .strictObject({
+      max_rounds: positive.optional(),
+      max_result_chars: positive.optional(),
+      max_parallel_subagents: positive.optional(),
+      subagent_timeout_ms: positive.optional(),
+      enabled: z.boolean().optional(),
+    })
+    .optional(),
 });
 
 /**
- * Process-wide limits: built-ins, overridden by the environment, overridden by `overrides`.
- * Read again on every dispatch, so a changed environment or config applies to the next `task`
- * call without a restart. An unusable value is ignored with a warning naming the variable.
+ * Process-wide settings: built-ins, overridden by the environment, then by `overrides` (a
+ * settings file, the runtime's `limits` option). Called on every dispatch, so a change applies
+ * to the next `task` call without a restart. An unusable environment value is ignored with a
+ * warning naming the variable.
  */
 export function processLimits(
   env: NodeJS.ProcessEnv,
-  overrides: Partial<Limits> = {},
+  overrides: Partial<ProcessSettings> = {},
   warn: (message: string) => void = console.warn,
-): Limits {
-  const limits: Limits = { ...BUILTIN_LIMITS };
-  for (const key of Object.keys(LIMIT_ENV_VARS) as (keyof Limits)[]) {
+): ProcessSettings {
+  const settings: ProcessSettings = { ...BUILTIN_LIMITS };
+  for (const key of Object.keys(LIMIT_ENV_VARS) as (keyof ProcessSettings)[]) {
     const name = LIMIT_ENV_VARS[key];
     const raw = env[name]?.trim();
     if (!raw) continue;
+    if (key === "enabled") {
+      if (/^(true|1|yes)$/i.test(raw)) settings.enabled = true;
+      else if (/^(false|0|no)$/i.test(raw)) settings.enabled = false;
+      else warn(`ignoring ${name}=${JSON.stringify(raw)}: use true or false`);
+      continue;
+    }
     const value = Number(raw);
-    if (Number.isInteger(value) && value >= 1) limits[key] = value;
+    if (Number.isInteger(value) && value >= 1) settings[key] = value;
     else warn(`ignoring ${name}=${JSON.stringify(raw)}: use a whole number of at least 1`);
   }
-  for (const [key, value] of Object.entries(overrides) as [keyof Limits, number | undefined][]) {
-    if (value !== undefined) limits[key] = value;
-  }
-  return limits;
+  return { ...settings, ...definedOnly(overrides) };
+}
+
+function definedOnly(overrides: Partial<ProcessSettings>): Partial<ProcessSettings> {
+  return Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined));
+}
+
+/**
+ * Reads the `subagent` section of a JSON settings file, again whenever the file changes (its
+ * modification time and size are checked on each call, the file is parsed only when they
+ * change). A missing file means no overrides; an invalid one is reported once per change and
+ * ignored, so a bad edit never stops a running service.
+ */
+export function settingsFileReader(
+  file: string,
+  warn: (message: string) => void,
+): () => Partial<ProcessSettings> {
+  let stamp = "";
+  let cached: Partial<ProcessSettings> = {};
+  return () => {
+    let current: string;
+    try {
+      const stats = statSync(file);
+      current = `${stats.mtimeMs}:${stats.size}`;
+    } catch {
+      stamp = "";
+      cached = {};
+      return cached;
+    }
+    if (current === stamp) return cached;
+    stamp = current;
+    try {
+      const parsed = parseOrThrow(settingsFileSchema, JSON.parse(readFileSync(file, "utf8")));
+      cached = parsed.subagent ?? {};
+    } catch (error) {
+      cached = {};
+      warn(
+        `ignoring settings file ${file}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    return cached;
+  };
 }
 
 /** An agent's limits: its own config where set, else the process-wide ones. */

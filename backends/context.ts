@@ -15,7 +15,8 @@ export type AgentContext = z.infer<typeof agentContextSchema>;
 
 /**
  * The runtime context of a subagent's run, made by the task middleware: the child's own
- * checkpoint thread and skills scope, the parent's file scope (uploads/outputs).
+ * checkpoint thread and skills scope, the parent's file scope (uploads/outputs), and the bounds
+ * of this call (read at dispatch, so one compiled subagent graph serves every call).
  */
 export const subAgentContextSchema = z.object({
   uid: z.string().min(1),
@@ -24,5 +25,11 @@ export const subAgentContextSchema = z.object({
   file_thread_id: z.string().min(1),
   skills_thread_id: z.string().min(1),
   is_subagent_runtime: z.literal(true),
+  /** Tools the child may see and run for this call (its allowed set, maybe narrowed). */
+  allowed_tools: z.array(z.string()),
+  /** Model calls the child may make. */
+  max_rounds: z.number().int().positive(),
+  /** The task's description, for prompts rendered per call (the general-purpose subagent). */
+  intent: z.string().optional(),
 });
 export type SubAgentContext = z.infer<typeof subAgentContextSchema>;

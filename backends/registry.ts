@@ -30,7 +30,10 @@ function asAgentGraph(graph: unknown): AgentGraph {
 /** How one `backend_id` turns a record into a graph. */
 export interface AgentBackend {
   id: BackendId;
-  /** Whether the graph layer may mount the task middleware on this backend's agents. */
+  /**
+   * Whether the graph layer may mount the task middleware on this backend's agents; a backend
+   * that does not is bounded as a subagent instead.
+   */
   acceptsSubagents: boolean;
   build(record: AgentRecord, deps: BackendDeps, middleware: readonly AgentMiddleware[]): AgentGraph;
 }
@@ -44,7 +47,7 @@ const BACKENDS: Readonly<Record<BackendId, AgentBackend>> = {
   SubAgentBackend: {
     id: "SubAgentBackend",
     acceptsSubagents: false,
-    build: (record, deps) => asAgentGraph(buildSubAgent(record, deps)),
+    build: (record, deps, middleware) => asAgentGraph(buildSubAgent(record, deps, middleware)),
   },
 };
 

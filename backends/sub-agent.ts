@@ -1,4 +1,4 @@
-import { createAgent } from "langchain";
+import { type AgentMiddleware, createAgent } from "langchain";
 import type { AgentRecord } from "../agents/schema.js";
 import { subAgentContextSchema } from "./context.js";
 import { type BackendDeps, normaliseResources } from "./resources.js";
@@ -6,16 +6,22 @@ import { withoutForbiddenTools } from "./subagent-tools.js";
 
 /**
  * `SubAgentBackend`: an agent run only through a parent's `task` call. Same resource
- * normalisation as a chat agent, but it never mounts the task middleware (it takes no extra
- * middleware at all) and never gets a tool a subagent may not have: subagents never nest.
+ * normalisation as a chat agent, but it never gets a tool a subagent may not have (so never
+ * `task`: subagents never nest). The graph layer hands it its bounding middleware (rounds,
+ * allowed tools, execution guard), never the task middleware.
  */
-export function buildSubAgent(record: AgentRecord, deps: BackendDeps) {
+export function buildSubAgent(
+  record: AgentRecord,
+  deps: BackendDeps,
+  middleware: readonly AgentMiddleware[],
+) {
   const resources = normaliseResources(record, deps);
   return createAgent({
     name: record.slug,
     model: resources.model,
     tools: withoutForbiddenTools(resources.tools),
     systemPrompt: resources.systemPrompt,
+    middleware: [...middleware],
     contextSchema: subAgentContextSchema,
     checkpointer: deps.checkpointer,
   });

@@ -1,3 +1,5 @@
+import type { AgentRecord } from "../agents/schema.js";
+import type { ToolRegistry } from "../tools/registry.js";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 
 /**
@@ -24,4 +26,14 @@ export function withoutForbiddenTools(
   tools: readonly StructuredToolInterface[],
 ): StructuredToolInterface[] {
   return tools.filter((tool) => isToolAllowedForSubagent(tool.name));
+}
+
+/**
+ * The names of the tools a subagent may use: its configured selection (every registered tool
+ * when unset) minus the never-allowed ones.
+ */
+export function subagentToolNames(record: AgentRecord, registry: ToolRegistry): string[] {
+  return withoutForbiddenTools(registry.select(record.config_json.context.tools, record.slug)).map(
+    (tool) => tool.name,
+  );
 }

@@ -1,20 +1,37 @@
+import { SystemMessage } from "@langchain/core/messages";
+import { createMiddleware } from "langchain";
 import type { AgentRecord } from "../agents/schema.js";
+import { generalPurposePrompt, isGeneralPurpose } from "../backends/general-purpose.js";
 import { type AgentGraph, backendFor } from "../backends/registry.js";
 import type { BackendDeps } from "../backends/resources.js";
-import { createTaskMiddleware, type TaskMiddlewareOptions } from "../middleware/task.js";
+import { subagentToolNames } from "../backends/subagent-tools.js";
+import {
+  createSubagentLimitsMiddleware,
+  type SubagentBounds,
+} from "../middleware/subagent-limits.js";
+import { createTaskMiddleware, type DispatchLimits, type LoadedChild } from "../middleware/task.js";
+import type { ParentRunScope } from "../middleware/parent-scope.js";
 
 /** What {@link buildAgentGraph} needs besides the record. */
 export interface AgentGraphDeps extends BackendDeps {
-  /** Builds a subagent's graph at dispatch time (see {@link TaskMiddlewareOptions.loadChild}). */
-  loadChild: TaskMiddlewareOptions["loadChild"];
+  /** Loads a subagent of `parent` at dispatch time, re-checking visibility. */
+  loadChild(
+    parent: AgentRecord,
+    slug: string,
+    scope: ParentRunScope,
+  ): Promise<LoadedChild | undefined>;
   /** The calling agent's current dispatch limits. */
-  dispatchLimits(record: AgentRecord): ReturnType<TaskMiddlewareOptions["limits"]>;
+  dispatchLimits(parent: AgentRecord, scope: ParentRunScope): Promise<DispatchLimits>;
+  /** The process-wide `max_rounds` now (for a subagent graph run without the task tool's bounds). */
+  defaultMaxRounds(): number;
 }
 
 /**
- * Builds an agent's graph: its backend's agent, plus the task middleware iff the backend accepts
- * subagents and the resolved allow-list (`context.subagents` ∩ subagents visible to the user) is
- * non-empty.
+ * Builds an agent's graph from its backend's agent plus composed middleware:
+ * - a backend that accepts subagents (chat agents) gets the task middleware iff the resolved
+ *   allow-list (`context.subagents` ∩ subagents visible to the user) is non-empty;
+ * - any other (subagents) gets the rounds / allowed-tools / execution-guard middleware, and the
+ *   built-in general-purpose subagent also its per-call prompt.
  */
 export function buildAgentGraph(
   record: AgentRecord,
@@ -22,20 +39,53 @@ export function buildAgentGraph(
   deps: AgentGraphDeps,
 ): AgentGraph {
   const backend = backendFor(record.backend_id);
-  const mountTask = backend.acceptsSubagents && allowedSubagents.length > 0;
-  const middleware = mountTask
-    ? [
-        createTaskMiddleware({
-          subagents: allowedSubagents.map((subagent) => ({
-            slug: subagent.slug,
-            description: subagent.description || subagent.name,
-          })),
-          loadChild: deps.loadChild,
-          limits: () => deps.dispatchLimits(record),
-        }),
-      ]
-    : [];
+  if (!backend.acceptsSubagents) {
+    return backend.build(record, deps, subagentMiddleware(record, deps));
+  }
+  const middleware =
+    allowedSubagents.length > 0
+      ? [
+          createTaskMiddleware({
+            subagents: allowedSubagents.map((subagent) => ({
+              slug: subagent.slug,
+              description: subagent.description || subagent.name,
+            })),
+            loadChild: (slug, scope) => deps.loadChild(record, slug, scope),
+            limits: (scope) => deps.dispatchLimits(record, scope),
+          }),
+        ]
+      : [];
   return backend.build(record, deps, middleware);
+}
+
+function subagentMiddleware(record: AgentRecord, deps: AgentGraphDeps) {
+  // Bounds come from the context the task tool sets; a run without it (e.g. the graph driven
+  // directly) falls back to the subagent's whole allowed set and the process default.
+  const ownTools = subagentToolNames(record, deps.tools);
+  const readBounds = (context: unknown): SubagentBounds => {
+    const ctx = (context ?? {}) as { allowed_tools?: unknown; max_rounds?: unknown };
+    return {
+      maxRounds: typeof ctx.max_rounds === "number" ? ctx.max_rounds : deps.defaultMaxRounds(),
+      allowedTools: new Set(
+        Array.isArray(ctx.allowed_tools) ? (ctx.allowed_tools as string[]) : ownTools,
+      ),
+    };
+  };
+  const limits = createSubagentLimitsMiddleware(readBounds);
+  if (!isGeneralPurpose(record)) return [limits];
+  const prompt = createMiddleware({
+    name: "GeneralPurposePrompt",
+    wrapModelCall: async (request, handler) => {
+      const ctx = (request.runtime.context ?? {}) as { intent?: unknown };
+      const intent = typeof ctx.intent === "string" ? ctx.intent : "";
+      const tools = [...readBounds(request.runtime.context).allowedTools];
+      return handler({
+        ...request,
+        systemMessage: new SystemMessage(generalPurposePrompt(intent, tools)),
+      });
+    },
+  });
+  return [limits, prompt];
 }
 
 /** The cache key of a graph: everything that changes what {@link buildAgentGraph} builds. */

@@ -75,7 +75,7 @@ describe("task middleware pieces", () => {
             loads += 1;
             return undefined;
           },
-          limits: () => ({
+          limits: async () => ({
             maxResultChars: 100,
             subagentTimeoutMs: undefined,
             maxParallelSubagents: 3,

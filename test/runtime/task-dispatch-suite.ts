@@ -341,7 +341,14 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
 
       expect(result.output).toBe("could not delegate");
       expect(bobsModel.calls).toHaveLength(0);
-      expect(result.subagentRuns).toEqual([]);
+      // Each refused call still gets its own record, without a child thread.
+      expect(
+        result.subagentRuns.map((run) => [run.subagent_type, run.status, run.child_thread_id]),
+      ).toEqual([
+        ["secret", "failed", ""],
+        ["nope", "failed", ""],
+      ]);
+      expect(result.subagentRuns[0]?.error).toContain('unknown subagent_type "secret"');
       const listed = await runtime.agents.list("alice", { include_subagents: true });
       expect(listed.map((agent) => agent.slug).sort()).toEqual(["boss", "researcher"]);
       assertScriptsComplete();
@@ -469,7 +476,13 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       expect(result.output).toBe("too many");
       expect(children.one?.calls).toHaveLength(0);
       expect(children.two?.calls).toHaveLength(0);
-      expect(result.subagentRuns).toEqual([]);
+      expect(
+        result.subagentRuns.map((run) => [run.status, run.rounds, run.child_thread_id]),
+      ).toEqual([
+        ["failed", 0, ""],
+        ["failed", 0, ""],
+        ["failed", 0, ""],
+      ]);
       assertScriptsComplete();
     });
 
@@ -493,7 +506,10 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       cap = 2;
       const second = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
 
-      expect(first.subagentRuns).toEqual([]);
+      expect(first.subagentRuns.map((run) => run.error)).toEqual([
+        expect.stringContaining("at most 1 may run at once"),
+        expect.stringContaining("at most 1 may run at once"),
+      ]);
       expect(second.subagentRuns.map((run) => run.status)).toEqual(["completed", "completed"]);
       assertScriptsComplete();
     });

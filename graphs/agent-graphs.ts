@@ -1,0 +1,109 @@
+import { agentLimits, type Limits } from "../agents/limits.js";
+import type { AgentRepository } from "../agents/repository.js";
+import type { AgentRecord } from "../agents/schema.js";
+import { GENERAL_PURPOSE_SLUG, generalPurposeRecord } from "../backends/general-purpose.js";
+import type { AgentGraph } from "../backends/registry.js";
+import type { BackendDeps } from "../backends/resources.js";
+import { subagentToolNames } from "../backends/subagent-tools.js";
+import type { ParentRunScope } from "../middleware/parent-scope.js";
+import type { DispatchLimits, LoadedChild } from "../middleware/task.js";
+import { type AgentGraphDeps, agentGraphKey, buildAgentGraph } from "./agent-graph.js";
+import { GraphCache } from "./graph-cache.js";
+
+export interface AgentGraphsOptions {
+  repository: AgentRepository;
+  backend: BackendDeps;
+  /** Process-wide settings now (environment, config); called on every dispatch. */
+  processLimits(): Limits & { enabled: boolean };
+  warn(message: string): void;
+}
+
+/**
+ * Compiled graphs of main agents and subagents, cached by everything that shapes them, plus the
+ * dispatch-time hooks the task middleware calls: load a subagent (visibility re-checked, its
+ * tools and rounds read now) and the caller's limits (its current record and the process
+ * settings, read now). So agent updates and setting changes apply to the next `task` call
+ * without a restart, while unchanged agents reuse their compiled graph.
+ */
+export class AgentGraphs {
+  private readonly cache = new GraphCache<AgentGraph>();
+  private readonly deps: AgentGraphDeps;
+
+  constructor(private readonly options: AgentGraphsOptions) {
+    this.deps = {
+      ...options.backend,
+      loadChild: (parent, slug, scope) => this.loadChild(parent, slug, scope),
+      dispatchLimits: (parent, scope) => this.dispatchLimits(parent, scope),
+      defaultMaxRounds: () => options.processLimits().max_rounds,
+    };
+  }
+
+  /** The graph of main agent `record` as `uid` may use it (task middleware iff allowed ones). */
+  async mainGraph(uid: string, record: AgentRecord): Promise<AgentGraph> {
+    const allowed = await this.resolveAllowList(uid, record);
+    return this.cache.getOrBuild(agentGraphKey(record, allowed), () =>
+      buildAgentGraph(record, allowed, this.deps),
+    );
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+
+  /**
+   * `context.subagents` ∩ subagents visible to `uid` (plus the built-in general-purpose one when
+   * listed), in the listed order; anything else is dropped and logged. Empty when delegation is
+   * switched off process-wide (`enabled: false`), which removes the task tool entirely.
+   */
+  private async resolveAllowList(uid: string, record: AgentRecord): Promise<AgentRecord[]> {
+    const wanted = record.config_json.context.subagents ?? [];
+    if (record.is_subagent || wanted.length === 0) return [];
+    if (!this.options.processLimits().enabled) return [];
+    const found = await this.options.repository.findSubagents(uid, wanted);
+    const allowed = wanted.flatMap((slug) => {
+      if (slug === GENERAL_PURPOSE_SLUG) return [generalPurposeRecord(record)];
+      return found.filter((agent) => agent.slug === slug);
+    });
+    const dropped = wanted.filter((slug) => !allowed.some((agent) => agent.slug === slug));
+    if (dropped.length > 0) {
+      this.options.warn(
+        `agent "${record.slug}": subagent(s) ${dropped.map((s) => `"${s}"`).join(", ")} dropped: not a subagent visible to this user`,
+      );
+    }
+    return allowed;
+  }
+
+  private async loadChild(
+    parent: AgentRecord,
+    slug: string,
+    scope: ParentRunScope,
+  ): Promise<LoadedChild | undefined> {
+    const record =
+      slug === GENERAL_PURPOSE_SLUG
+        ? generalPurposeRecord(parent)
+        : (await this.options.repository.findSubagents(scope.uid, [slug]))[0];
+    if (!record) return undefined;
+    const graph = this.cache.getOrBuild(agentGraphKey(record, []), () =>
+      buildAgentGraph(record, [], this.deps),
+    );
+    return {
+      graph,
+      toolNames: subagentToolNames(record, this.options.backend.tools),
+      maxRounds: agentLimits(record.config_json.context, this.options.processLimits()).max_rounds,
+    };
+  }
+
+  private async dispatchLimits(
+    parent: AgentRecord,
+    scope: ParentRunScope,
+  ): Promise<DispatchLimits> {
+    // The caller's current record: an update made during a run applies to its next dispatch.
+    const current = (await this.options.repository.find(scope.uid, parent.id)) ?? parent;
+    const limits = agentLimits(current.config_json.context, this.options.processLimits());
+    return {
+      maxResultChars: limits.max_result_chars,
+      subagentTimeoutMs: limits.subagent_timeout_ms,
+      maxParallelSubagents: limits.max_parallel_subagents,
+    };
+  }
+}

@@ -1,0 +1,243 @@
+import {
+  type AIMessage,
+  type BaseMessage,
+  HumanMessage,
+  ToolMessage,
+} from "@langchain/core/messages";
+import type { ToolRuntime } from "@langchain/core/tools";
+import { Command } from "@langchain/langgraph";
+import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
+import { messageText } from "../util/message-text.js";
+import { type ChildGraph, childRunConfig } from "./child-run.js";
+import { finishedRun, type RunIdentity } from "./run-records.js";
+import type { SubagentRun } from "./subagent-runs.js";
+import { parentScope } from "./parent-scope.js";
+import {
+  TASK_TOOL_NAME,
+  type TaskArgs,
+  type TaskMiddlewareOptions,
+  type TaskStreamEvent,
+} from "./task-types.js";
+import { truncateAnswer } from "./truncate.js";
+
+/**
+ * One `task` call, start to end. It never throws: every refusal and every failure becomes an
+ * error ToolMessage plus a `subagent_runs` record, so sibling calls and the parent run go on.
+ */
+export async function dispatchTask(
+  args: TaskArgs,
+  runtime: ToolRuntime,
+  options: TaskMiddlewareOptions,
+): Promise<Command> {
+  const toolCallId = runtime.toolCall?.id ?? runtime.toolCallId;
+  const identity: RunIdentity = {
+    id: toolCallId,
+    subagent_type: args.subagent_type,
+    child_thread_id: "",
+    description: args.description,
+    started_at: new Date().toISOString(),
+  };
+  const refuse = (reason: string) =>
+    result(
+      finishedRun(identity, {
+        status: "failed",
+        messages: [],
+        maxRoundsReached: false,
+        preview: "",
+        error: reason,
+      }),
+      reason,
+    );
+
+  const scope = parentScope(runtime.context, runtime.configurable);
+  if (!scope) {
+    // The graph was invoked without the context the runtime always sets (e.g. by hand).
+    return refuse(
+      "task tool: this run's context has no uid or thread_id; run the graph through createRuntime() or pass context { uid, thread_id }",
+    );
+  }
+  const limits = await options.limits(scope);
+  // createAgent sends each tool call to the tools node separately, so the batch is seen only
+  // through the calling AI message: every call of an over-cap turn reaches the same verdict,
+  // before any subagent model call (also when the turn is resumed).
+  const caller = callingMessage(runtime.state, toolCallId);
+  const turnTaskCalls = caller?.tool_calls?.filter((c) => c.name === TASK_TOOL_NAME).length ?? 1;
+  if (turnTaskCalls > limits.maxParallelSubagents) {
+    return refuse(
+      `refused: this turn made ${turnTaskCalls} task calls but at most ${limits.maxParallelSubagents} may run at once (max_parallel_subagents); make at most ${limits.maxParallelSubagents} task calls per turn`,
+    );
+  }
+  const allowedSlugs = options.subagents.map((subagent) => subagent.slug);
+  const child = allowedSlugs.includes(args.subagent_type)
+    ? await options.loadChild(args.subagent_type, scope)
+    : undefined;
+  if (!child) {
+    // Lists only the caller's allowed slugs: nothing about agents it may not use.
+    return refuse(
+      `unknown subagent_type ${JSON.stringify(args.subagent_type)}: use one of ${allowedSlugs.map((s) => JSON.stringify(s)).join(", ")}`,
+    );
+  }
+  const toolSet = new Set(child.toolNames);
+  const requestedTools = args.tools ?? [];
+  const badTools = requestedTools.filter((name) => !toolSet.has(name));
+  if (badTools.length > 0) {
+    // The whole call is refused: a silent filter would run the child with tools it was not
+    // meant to have, or without ones the caller counted on.
+    return refuse(
+      `refused: tools ${badTools.map((n) => JSON.stringify(n)).join(", ")} are not in the allowed set of subagent "${args.subagent_type}"; choose from: ${child.toolNames.join(", ") || "(none)"}, or omit tools`,
+    );
+  }
+
+  identity.child_thread_id = makeChildThreadId({
+    parentThreadId: scope.threadId,
+    slug: args.subagent_type,
+    toolCallId,
+    aiMessageId: caller?.id ?? toolCallId,
+  });
+  const timeout =
+    limits.subagentTimeoutMs === undefined
+      ? undefined
+      : AbortSignal.timeout(limits.subagentTimeoutMs);
+  const runSignal = runtime.signal ?? new AbortController().signal;
+  const signal = timeout ? AbortSignal.any([runSignal, timeout]) : runSignal;
+  const write = (event: TaskStreamEvent) => runtime.writer?.(event);
+  write({ type: "subagent_started", ...identity });
+
+  let run: SubagentRun;
+  let content: string;
+  try {
+    const config = childRunConfig({
+      childThreadId: identity.child_thread_id,
+      signal,
+      parentConfigurable: runtime.configurable,
+      context: {
+        uid: scope.uid,
+        thread_id: identity.child_thread_id,
+        parent_thread_id: scope.threadId,
+        file_thread_id: scope.fileThreadId,
+        skills_thread_id: identity.child_thread_id,
+        is_subagent_runtime: true,
+        // An empty `tools` means the subagent's whole allowed set, as in the oh-mai-agent design.
+        allowed_tools: requestedTools.length > 0 ? [...new Set(requestedTools)] : child.toolNames,
+        max_rounds: child.maxRounds,
+        intent: args.description,
+      },
+    });
+    const outcome = await runChild(child.graph, args.description, config);
+    const answer = finalAnswer(outcome.messages);
+    content = truncateAnswer(answer, limits.maxResultChars, identity.child_thread_id);
+    run = finishedRun(identity, {
+      status: "completed",
+      messages: outcome.messages,
+      maxRoundsReached: outcome.maxRoundsReached,
+      preview: truncateAnswer(answer, 200),
+      error: null,
+    });
+  } catch (error) {
+    // Classify by which signal fired, never by the error's shape: an abort may surface as
+    // AbortError, TimeoutError or a plain Error("Abort").
+    const status = timeout?.aborted ? "timeout" : runSignal.aborted ? "cancelled" : "failed";
+    const reason =
+      status === "timeout"
+        ? `timed out after ${limits.subagentTimeoutMs} ms`
+        : status === "cancelled"
+          ? "cancelled with the parent run"
+          : errorMessage(error);
+    content = `subagent "${args.subagent_type}" ${status === "failed" ? `failed: ${reason}` : reason}`;
+    run = finishedRun(identity, {
+      status,
+      messages: await childMessagesSoFar(child.graph, identity.child_thread_id),
+      maxRoundsReached: false,
+      preview: "",
+      error: reason,
+    });
+  }
+  write({ type: "subagent_finished", run });
+  return result(run, content);
+}
+
+/** The ToolMessage (with the record as artifact) and the state update of one call. */
+function result(run: SubagentRun, content: string): Command {
+  return new Command({
+    update: {
+      messages: [
+        new ToolMessage({
+          content,
+          tool_call_id: run.id,
+          name: TASK_TOOL_NAME,
+          status: run.status === "completed" ? "success" : "error",
+          artifact: run,
+        }),
+      ],
+      subagent_runs: [run],
+    },
+  });
+}
+
+interface ChildOutcome {
+  messages: BaseMessage[];
+  maxRoundsReached: boolean;
+}
+
+/**
+ * Runs the child, or picks up where it stopped: a child thread that already has checkpoints is
+ * the same call resumed after a crash (its id is stable for the same checkpoint), so an
+ * unfinished child continues from its last checkpoint and a finished one is not run again.
+ */
+async function runChild(
+  child: ChildGraph,
+  description: string,
+  config: ReturnType<typeof childRunConfig>,
+): Promise<ChildOutcome> {
+  const existing = await child.getState(config);
+  if (messagesOf(existing.values).length > 0 && existing.next.length === 0) {
+    return outcomeOf(existing.values);
+  }
+  const input =
+    messagesOf(existing.values).length === 0 ? { messages: [new HumanMessage(description)] } : null;
+  return outcomeOf(await child.invoke(input, config));
+}
+
+/** What a child that failed part-way had done (rounds, usage), for its record. */
+async function childMessagesSoFar(child: ChildGraph, childThreadId: string) {
+  try {
+    const state = await child.getState({ configurable: { thread_id: childThreadId } });
+    return messagesOf(state.values);
+  } catch {
+    return [];
+  }
+}
+
+function outcomeOf(values: unknown): ChildOutcome {
+  const maxRoundsReached = (values as { max_rounds_reached?: unknown } | undefined)
+    ?.max_rounds_reached;
+  return { messages: messagesOf(values), maxRoundsReached: maxRoundsReached === true };
+}
+
+function messagesOf(values: unknown): BaseMessage[] {
+  const messages = (values as { messages?: unknown } | undefined)?.messages;
+  return Array.isArray(messages) ? (messages as BaseMessage[]) : [];
+}
+
+/** The AI message in the parent's state that holds `toolCallId`. */
+function callingMessage(state: unknown, toolCallId: string): AIMessage | undefined {
+  for (const message of messagesOf(state)) {
+    if (message.getType() !== "ai") continue;
+    const calls = (message as AIMessage).tool_calls ?? [];
+    if (calls.some((call) => call.id === toolCallId)) return message as AIMessage;
+  }
+  return undefined;
+}
+
+/** The text of the child's last assistant message ("" when it ended on tool calls only). */
+function finalAnswer(messages: BaseMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    const message = messages[i];
+    if (message?.getType() === "ai") return messageText(message);
+  }
+  return "";
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

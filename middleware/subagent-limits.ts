@@ -1,0 +1,74 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { ToolMessage } from "@langchain/core/messages";
+import { createMiddleware } from "langchain";
+import { z } from "zod";
+
+/**
+ * The per-call bounds of a subagent run, passed in its context by the task tool (so one compiled
+ * subagent graph serves every call, and the values are re-read on each dispatch).
+ */
+export interface SubagentBounds {
+  /** Model calls the child may make. */
+  maxRounds: number;
+  /** Tool names the child may see and run for this call. */
+  allowedTools: ReadonlySet<string>;
+}
+
+/** The error a guarded tool call gets; the wording is the oh-mai-agent design's. */
+export function notAllowedMessage(name: string): string {
+  return `tool not in allowed set: ${name}`;
+}
+
+/**
+ * Bounds a subagent's loop, reading {@link SubagentBounds} from the run's context:
+ *
+ * - **Rounds**: before a model call, when `max_rounds` calls were made already, the agent ends
+ *   and `max_rounds_reached` is set; the last assistant message (possibly tool calls only, so
+ *   empty text) is the answer. A `beforeModel` jump, not `modelCallLimitMiddleware`, because that
+ *   one appends an AI message of its own, which would become the answer.
+ * - **Schemas**: the model is offered only the allowed tools.
+ * - **Execution guard**: a call to any other tool (hallucinated, injected, or merely hidden from
+ *   the model) is answered `tool not in allowed set: <name>` and its handler never runs. Having a
+ *   `wrapToolCall` also gives an agent with zero tools a tools node, so such a call is answered
+ *   instead of being left dangling as the final message.
+ */
+export function createSubagentLimitsMiddleware(readBounds: (context: unknown) => SubagentBounds) {
+  return createMiddleware({
+    name: "SubagentLimits",
+    stateSchema: z.object({ max_rounds_reached: z.boolean().default(false) }),
+    beforeModel: {
+      canJumpTo: ["end"],
+      hook: (state, runtime) => {
+        const { maxRounds } = readBounds(runtime.context);
+        if (countRounds(state.messages) < maxRounds) return undefined;
+        return { jumpTo: "end", max_rounds_reached: true };
+      },
+    },
+    wrapModelCall: async (request, handler) => {
+      const { allowedTools } = readBounds(request.runtime.context);
+      const tools = request.tools.filter((tool) => allowedTools.has(toolName(tool)));
+      return handler({ ...request, tools });
+    },
+    wrapToolCall: async (request, handler) => {
+      const { allowedTools } = readBounds(request.runtime.context);
+      const name = request.toolCall.name;
+      if (allowedTools.has(name)) return handler(request);
+      return new ToolMessage({
+        content: notAllowedMessage(name),
+        tool_call_id: request.toolCall.id ?? "",
+        name,
+        status: "error",
+      });
+    },
+  });
+}
+
+/** Model calls made so far: one AI message per call. */
+export function countRounds(messages: readonly BaseMessage[]): number {
+  return messages.filter((message) => message.getType() === "ai").length;
+}
+
+function toolName(tool: unknown): string {
+  const name = (tool as { name?: unknown } | null)?.name;
+  return typeof name === "string" ? name : "";
+}
