@@ -33,6 +33,8 @@ export const ErrorCode = {
   AgentIsSubagent: "AGENT_IS_SUBAGENT",
   /** A thread id is malformed or reserved. */
   InvalidThreadId: "INVALID_THREAD_ID",
+  /** The run was cancelled (its thread was left consistent). */
+  Cancelled: "RUN_CANCELLED",
   /** A thread already has a run in progress. */
   ThreadBusy: "THREAD_BUSY",
   /** A model spec in an agent's config cannot be turned into a model. */

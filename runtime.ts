@@ -19,7 +19,9 @@ import {
   type RunResult,
   translateChunk,
 } from "./runs/events.js";
+import { repairCancelledTurn } from "./runs/repair.js";
 import { readHistory, readThreadState, type ThreadCheckpoint } from "./runs/thread-state.js";
+import { addUsage } from "./middleware/run-records.js";
 import { type Database, openSqliteDatabase } from "./store/database.js";
 import { ThreadRepository } from "./store/threads.js";
 import { builtinTools } from "./tools/builtin.js";
@@ -221,10 +223,13 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       recursionLimit: 100,
     };
     const input = { messages: [new HumanMessage(request.input)] };
-    return { record, graph, threadId, runId, config, input, release };
+    const startedAt = new Date().toISOString();
+    return { record, graph, threadId, runId, config, input, release, startedAt };
   }
 
-  async function finish(threadId: string, runId: string): Promise<RunResult> {
+  type PreparedRun = Awaited<ReturnType<typeof prepareRun>>;
+
+  async function finish({ threadId, runId, startedAt }: PreparedRun): Promise<RunResult> {
     const state = await readThreadState(saver.saver, threadId);
     const last = state.messages.at(-1);
     return {
@@ -233,7 +238,25 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       output: last?.getType() === "ai" ? messageText(last) : "",
       messages: state.messages,
       subagentRuns: state.subagentRuns,
+      // Records of this run are the ones started since it began (earlier runs had finished).
+      subagentUsage: addUsage(
+        state.subagentRuns.filter((run) => run.started_at >= startedAt).map((run) => run.usage),
+      ),
     };
+  }
+
+  /**
+   * What a failed run throws. A cancelled one (its signal fired) first gets its thread repaired
+   * (unanswered calls answered, cancelled children recorded), then becomes `RUN_CANCELLED`.
+   */
+  async function failure(prepared: PreparedRun, error: unknown): Promise<unknown> {
+    if (!prepared.config.signal.aborted) return error;
+    await repairCancelledTurn(prepared.graph, saver.saver, prepared.threadId, prepared.startedAt);
+    return new SubagentGraphError(
+      ErrorCode.Cancelled,
+      `run ${prepared.runId} was cancelled; thread "${prepared.threadId}" is consistent and takes the next message`,
+      { cause: error },
+    );
   }
 
   /** Repository calls, refused once the runtime is closed. */
@@ -259,7 +282,9 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       const prepared = await prepareRun(request);
       try {
         await prepared.graph.invoke(prepared.input, prepared.config);
-        return await finish(prepared.threadId, prepared.runId);
+        return await finish(prepared);
+      } catch (error) {
+        throw await failure(prepared, error);
       } finally {
         await prepared.release();
       }
@@ -284,7 +309,9 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
             yield event;
           }
         }
-        yield { type: "run_finished", result: await finish(prepared.threadId, prepared.runId) };
+        yield { type: "run_finished", result: await finish(prepared) };
+      } catch (error) {
+        throw await failure(prepared, error);
       } finally {
         await prepared.release();
       }

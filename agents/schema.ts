@@ -31,6 +31,14 @@ export const SHARE_MODES = ["private", "users", "public"] as const;
 export type ShareMode = (typeof SHARE_MODES)[number];
 
 const slugSchema = z.string({ error: SLUG_FIX }).regex(SLUG_PATTERN, { error: SLUG_FIX });
+
+/** The slug of the built-in general-purpose subagent; no stored agent may take it. */
+export const GENERAL_PURPOSE_SLUG = "general-purpose";
+
+/** A stored agent's own slug: a valid slug that is not reserved for a built-in. */
+const agentSlugSchema = slugSchema.refine((slug) => slug !== GENERAL_PURPOSE_SLUG, {
+  error: `"${GENERAL_PURPOSE_SLUG}" is reserved for the built-in general-purpose subagent: choose another slug`,
+});
 const booleanSchema = z.boolean({ error: BOOLEAN_FIX });
 const namesSchema = z.array(z.string({ error: NAMES_FIX }).min(1, { error: NAMES_FIX }), {
   error: NAMES_FIX,
@@ -113,7 +121,7 @@ const descriptionSchema = z.string({ error: "use a string" });
 /** The body of a create request. `backend_id`/`is_subagent` are reconciled in `rules.ts`. */
 export const agentCreateSchema = z.strictObject(
   {
-    slug: slugSchema,
+    slug: agentSlugSchema,
     name: nameSchema,
     description: descriptionSchema.default(""),
     backend_id: backendIdSchema.optional(),
@@ -133,7 +141,7 @@ export type AgentCreatePayload = z.output<typeof agentCreateSchema>;
  */
 export const agentUpdateSchema = z.strictObject(
   {
-    slug: slugSchema.optional(),
+    slug: agentSlugSchema.optional(),
     name: nameSchema.optional(),
     description: descriptionSchema.optional(),
     backend_id: backendIdSchema.optional(),

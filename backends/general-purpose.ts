@@ -1,7 +1,6 @@
-import type { AgentRecord } from "../agents/schema.js";
+import { type AgentRecord, GENERAL_PURPOSE_SLUG } from "../agents/schema.js";
 
-/** The slug of the built-in general-purpose subagent. Reserved: no stored agent may use it. */
-export const GENERAL_PURPOSE_SLUG = "general-purpose";
+export { GENERAL_PURPOSE_SLUG };
 
 /** How the general-purpose subagent is described to the calling model. */
 export const GENERAL_PURPOSE_DESCRIPTION =

@@ -15,6 +15,7 @@ export interface AgentGraph {
   invoke(input: unknown, config?: LangGraphRunnableConfig): Promise<{ messages: BaseMessage[] }>;
   stream(input: unknown, config?: AgentStreamConfig): Promise<AsyncIterable<unknown>>;
   getState(config: LangGraphRunnableConfig): Promise<{ values: unknown; next: readonly string[] }>;
+  updateState(config: LangGraphRunnableConfig, values: Record<string, unknown>): Promise<unknown>;
 }
 
 /** Stream options on top of the run config. */

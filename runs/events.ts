@@ -1,5 +1,5 @@
 import type { AIMessage, BaseMessage } from "@langchain/core/messages";
-import type { SubagentRun } from "../middleware/subagent-runs.js";
+import type { SubagentRun, SubagentUsage } from "../middleware/subagent-runs.js";
 import type { TaskStreamEvent } from "../middleware/task.js";
 import { messageText } from "../util/message-text.js";
 
@@ -13,6 +13,8 @@ export interface RunResult {
   messages: BaseMessage[];
   /** Every `task` call recorded on the thread. */
   subagentRuns: SubagentRun[];
+  /** Token usage of the subagents this run dispatched, summed. */
+  subagentUsage: SubagentUsage;
 }
 
 /** A tool call as it appears in an event. */

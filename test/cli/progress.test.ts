@@ -208,6 +208,7 @@ describe("ProgressRenderer", () => {
         output: "The answer.",
         messages: [],
         subagentRuns: [],
+        subagentUsage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
       },
     });
     expect(output()).toBe("The answer.\n");
