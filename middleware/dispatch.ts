@@ -84,7 +84,7 @@ export async function dispatchTask(
     // The whole call is refused: a silent filter would run the child with tools it was not
     // meant to have, or without ones the caller counted on.
     return refuse(
-      `refused: tools ${badTools.map((n) => JSON.stringify(n)).join(", ")} are not in the allowed set of subagent "${args.subagent_type}"; choose from: ${child.toolNames.join(", ") || "(none)"}, or omit tools`,
+      `refused: tools ${badTools.map((n) => JSON.stringify(n)).join(", ")} are not in the allowed set of subagent "${args.subagent_type}"; choose from: ${[...child.toolNames].sort().join(", ") || "(none)"}, or omit tools`,
     );
   }
 

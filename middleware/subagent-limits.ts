@@ -36,6 +36,11 @@ export function createSubagentLimitsMiddleware(readBounds: (context: unknown) =>
   return createMiddleware({
     name: "SubagentLimits",
     stateSchema: z.object({ max_rounds_reached: z.boolean().default(false) }),
+    // Hooks see only the context keys their middleware declares.
+    contextSchema: z.object({
+      max_rounds: z.number().int().positive().optional(),
+      allowed_tools: z.array(z.string()).optional(),
+    }),
     beforeModel: {
       canJumpTo: ["end"],
       hook: (state, runtime) => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { ErrorCode } from "../../errors.js";
 import type { RunEvent } from "../../runs/events.js";
 import {
   createStrictScript,
@@ -179,4 +180,82 @@ describe("runtime against an OpenAI-compatible server", () => {
     expect(result.subagentRuns[0]).toMatchObject({ status: "failed" });
     expect(result.subagentRuns[0]?.error).toContain("bad request from test");
   });
+
+  it("cancels a child's in-flight request, and the thread takes the next message", async () => {
+    const parent = createStrictScript([
+      () => ({
+        content: "",
+        toolCalls: [
+          {
+            id: "call_s",
+            name: "task",
+            arguments: { description: "slow", subagent_type: "researcher" },
+          },
+        ],
+      }),
+      (request) => {
+        // Like the real API: every assistant tool call must be answered before the next turn.
+        const answered = new Set(request.messages.map((m) => m.tool_call_id).filter(Boolean));
+        for (const message of request.messages) {
+          const calls = (message.tool_calls ?? []) as { id: string }[];
+          for (const call of calls) {
+            if (!answered.has(call.id)) {
+              return { status: 400, error: { message: `tool call ${call.id} has no response` } };
+            }
+          }
+        }
+        return { content: "recovered" };
+      },
+    ]);
+    server = await startFakeOpenAIServer(
+      routeByModel({
+        "parent-model": parent.handler,
+        "researcher-model": () => ({ content: "too late", delayMs: 30_000 }),
+      }),
+    );
+    fixture = await makeRuntime({
+      env: { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: server.url, OPENAI_MAX_RETRIES: "0" },
+    });
+    const { runtime } = fixture;
+    await runtime.agents.create("alice", subagentPayload("researcher", "openai:researcher-model"));
+    await runtime.agents.create(
+      "alice",
+      mainAgentPayload("boss", "openai:parent-model", ["researcher"], { tools: [] }),
+    );
+    const controller = new AbortController();
+    const running = runtime.run({
+      uid: "alice",
+      agent: "boss",
+      threadId: "t-http",
+      input: "go",
+      signal: controller.signal,
+    });
+    const childRequest = () => server?.requests.findIndex((r) => r.model === "researcher-model");
+    await until(() => (childRequest() ?? -1) >= 0, 5_000);
+
+    controller.abort();
+
+    await expect(running).rejects.toMatchObject({ code: ErrorCode.Cancelled });
+    // The child's HTTP request is really aborted, promptly (not left to run for 30 s).
+    await until(() => server?.aborted.includes(childRequest() ?? -1) === true, 1_000);
+    const next = await runtime.run({
+      uid: "alice",
+      agent: "boss",
+      threadId: "t-http",
+      input: "again",
+    });
+    expect(next.output).toBe("recovered");
+    expect(next.subagentRuns).toMatchObject([{ id: "call_s", status: "cancelled" }]);
+    expect(server.failures).toEqual([]);
+    parent.assertComplete();
+  });
 });
+
+/** Polls `condition` every 10 ms; fails after `limitMs`. */
+async function until(condition: () => boolean, limitMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
