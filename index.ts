@@ -3,8 +3,9 @@
  * name; the list is pinned by `test/index.test.ts`. Test helpers live in `./testing`.
  */
 
-export type { Limits } from "./agents/limits.js";
+export type { Limits, ProcessSettings } from "./agents/limits.js";
 export { BUILTIN_LIMITS, LIMIT_ENV_VARS } from "./agents/limits.js";
+export { GENERAL_PURPOSE_SLUG } from "./agents/schema.js";
 export type {
   AgentCreatePayload,
   AgentRecord,

@@ -8,6 +8,7 @@ describe("public API", () => {
       [
         "BUILTIN_LIMITS",
         "ErrorCode",
+        "GENERAL_PURPOSE_SLUG",
         "LIMIT_ENV_VARS",
         "OFFLINE_LABEL",
         "OFFLINE_MODEL",
