@@ -5,12 +5,12 @@ import { tool } from "@langchain/core/tools";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ErrorCode } from "../../errors.js";
-import { ScriptedChatModel, type ScriptStep } from "../../models/scripted.js";
+import type { ScriptStep } from "../../models/scripted.js";
 import type { RunEvent } from "../../runs/events.js";
+import { ScriptedHarness } from "../support/scripted-harness.js";
+import { until } from "../support/until.js";
 import {
-  makeRuntime,
   mainAgentPayload,
-  type RuntimeFixture,
   type SaverKindUnderTest,
   subagentPayload,
 } from "../support/runtime-fixture.js";
@@ -39,32 +39,13 @@ const lastToolMessages = (messages: readonly unknown[], count: number) =>
 /** The bounded, guarded execution of subagents (rounds, tools, cancel, timeouts, config). */
 export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
   describe(`dispatch controls on the ${saver} saver`, () => {
-    let fixture: RuntimeFixture | undefined;
-    const scripted: ScriptedChatModel[] = [];
-
-    afterEach(async () => {
-      await fixture?.dispose();
-      fixture = undefined;
-      scripted.length = 0;
-    });
-
-    function model(name: string, steps: ScriptStep[]) {
-      const created = new ScriptedChatModel(name, steps);
-      scripted.push(created);
-      return created;
-    }
-
-    async function setup(
-      models: Record<string, ScriptedChatModel>,
-      extra: Parameters<typeof makeRuntime>[0] = {},
-    ) {
-      fixture = await makeRuntime({ saver, models, ...extra });
-      return fixture.runtime;
-    }
-
-    function assertScriptsComplete() {
-      for (const created of scripted) created.assertComplete();
-    }
+    const harness = new ScriptedHarness(saver);
+    afterEach(() => harness.dispose());
+    const model = (name: string, steps: ScriptStep[]) => harness.model(name, steps);
+    const setup = (...args: Parameters<ScriptedHarness["setup"]>) => harness.setup(...args);
+    const _delegatingBoss = (...args: Parameters<ScriptedHarness["delegatingBoss"]>) =>
+      harness.delegatingBoss(...args);
+    const assertScriptsComplete = () => harness.assertScriptsComplete();
 
     describe("rounds", () => {
       it("stops a child after max_rounds model calls and answers with its last text", async () => {
@@ -432,7 +413,7 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
           input: "go",
           signal: controller.signal,
         });
-        await waitFor(() => slow.calls.length === 1);
+        await until(() => slow.calls.length === 1);
         controller.abort();
 
         await expect(running).rejects.toMatchObject({ code: ErrorCode.Cancelled });
@@ -494,7 +475,7 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
         ]);
         const one = model("one", [{ reply: { text: "x" } }, { reply: { text: "y" } }]);
         const runtime = await setup({ "scripted:main": main, "scripted:one": one });
-        const settings = join(fixture?.dataDir ?? "", "settings.json");
+        const settings = join(harness.fixture?.dataDir ?? "", "settings.json");
         await runtime.agents.create("alice", subagentPayload("one", "scripted:one"));
         await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["one"]));
 
@@ -565,7 +546,7 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
         ]);
         const runtime = await setup({ "scripted:main": main });
         writeFileSync(
-          join(fixture?.dataDir ?? "", "settings.json"),
+          join(harness.fixture?.dataDir ?? "", "settings.json"),
           JSON.stringify({ subagent: { max_rounds: 0 } }),
         );
         await runtime.agents.create("alice", subagentPayload("one", "offline"));
@@ -574,8 +555,10 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
         const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
 
         expect(result.subagentRuns[0]?.status).toBe("completed");
-        expect(fixture?.warnings.join("\n")).toMatch(/ignoring settings file .*settings\.json/);
-        expect(fixture?.warnings.join("\n")).toContain("subagent.max_rounds");
+        expect(harness.fixture?.warnings.join("\n")).toMatch(
+          /ignoring settings file .*settings\.json/,
+        );
+        expect(harness.fixture?.warnings.join("\n")).toContain("subagent.max_rounds");
         assertScriptsComplete();
       });
     });
@@ -707,11 +690,4 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
       expect(await runtime.agents.list("alice", { include_subagents: true })).toEqual([]);
     });
   });
-}
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 500 && !condition(); attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  if (!condition()) throw new Error("condition not met within 5 s");
 }

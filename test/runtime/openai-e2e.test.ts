@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../errors.js";
+import { until } from "../support/until.js";
 import type { RunEvent } from "../../runs/events.js";
 import {
   createStrictScript,
@@ -250,12 +251,3 @@ describe("runtime against an OpenAI-compatible server", () => {
     parent.assertComplete();
   });
 });
-
-/** Polls `condition` every 10 ms; fails after `limitMs`. */
-async function until(condition: () => boolean, limitMs: number): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${limitMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -4,11 +4,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { parseChildThreadId } from "../../checkpoints/child-thread-id.js";
 import { ErrorCode } from "../../errors.js";
-import { ScriptedChatModel, type ScriptStep } from "../../models/scripted.js";
+import type { ScriptStep } from "../../models/scripted.js";
 import type { RunEvent } from "../../runs/events.js";
 import { readThreadState } from "../../runs/thread-state.js";
+import { ScriptedHarness } from "../support/scripted-harness.js";
 import {
-  makeRuntime,
   mainAgentPayload,
   type RuntimeFixture,
   type SaverKindUnderTest,
@@ -24,59 +24,13 @@ const taskCall = (subagent_type: string, description: string, id?: string) => ({
 /** The runtime's task dispatch behaviour, run once per saver. */
 export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
   describe(`task dispatch on the ${saver} saver`, () => {
-    let fixture: RuntimeFixture | undefined;
-    const scripted: ScriptedChatModel[] = [];
-
-    afterEach(async () => {
-      await fixture?.dispose();
-      fixture = undefined;
-      scripted.length = 0;
-    });
-
-    function model(name: string, steps: ScriptStep[]): ScriptedChatModel {
-      const created = new ScriptedChatModel(name, steps);
-      scripted.push(created);
-      return created;
-    }
-
-    async function setup(
-      models: Record<string, ScriptedChatModel>,
-      extra: Parameters<typeof makeRuntime>[0] = {},
-    ) {
-      fixture = await makeRuntime({ saver, models, ...extra });
-      return fixture.runtime;
-    }
-
-    function assertScriptsComplete() {
-      for (const created of scripted) created.assertComplete();
-    }
-
-    /**
-     * Alice's main agent "boss" (model `scripted:main`) allowed to call one scripted subagent per
-     * entry of `children` (slug → script; model `scripted:<slug>`).
-     */
-    async function delegatingBoss(
-      mainSteps: ScriptStep[],
-      children: Record<string, ScriptStep[]>,
-      mainExtra: Record<string, unknown> = {},
-    ) {
-      const main = model("main", mainSteps);
-      const childModels: Record<string, ScriptedChatModel> = {};
-      for (const [slug, steps] of Object.entries(children)) childModels[slug] = model(slug, steps);
-      const models = Object.fromEntries([
-        ["scripted:main", main],
-        ...Object.entries(childModels).map(([slug, child]) => [`scripted:${slug}`, child]),
-      ]);
-      const runtime = await setup(models);
-      for (const slug of Object.keys(children)) {
-        await runtime.agents.create("alice", subagentPayload(slug, `scripted:${slug}`));
-      }
-      await runtime.agents.create(
-        "alice",
-        mainAgentPayload("boss", "scripted:main", Object.keys(children), mainExtra),
-      );
-      return { runtime, main, children: childModels };
-    }
+    const harness = new ScriptedHarness(saver);
+    afterEach(() => harness.dispose());
+    const model = (name: string, steps: ScriptStep[]) => harness.model(name, steps);
+    const setup = (...args: Parameters<ScriptedHarness["setup"]>) => harness.setup(...args);
+    const delegatingBoss = (...args: Parameters<ScriptedHarness["delegatingBoss"]>) =>
+      harness.delegatingBoss(...args);
+    const assertScriptsComplete = () => harness.assertScriptsComplete();
 
     describe("mounting the task middleware", () => {
       const cases: [string, string[] | undefined, (uid: string) => Promise<void>][] = [
@@ -86,7 +40,7 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
           "subagents naming only another user's private subagent and a chat agent",
           ["secret", "helper"],
           async () => {
-            const runtime = fixture?.runtime;
+            const runtime = harness.fixture?.runtime;
             await runtime?.agents.create("bob", subagentPayload("secret", "offline"));
             await runtime?.agents.create("alice", mainAgentPayload("helper", "offline", undefined));
           },
@@ -130,7 +84,7 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
         expect(call?.system).toContain("- researcher: the researcher subagent");
         expect(call?.system).not.toContain("spy");
         expect(call?.system).not.toContain("missing");
-        expect(fixture?.warnings.join("\n")).toContain('"spy", "missing"');
+        expect(harness.fixture?.warnings.join("\n")).toContain('"spy", "missing"');
         assertScriptsComplete();
       });
     });
