@@ -103,26 +103,26 @@ export async function dispatchTask(
   const write = (event: TaskStreamEvent) => runtime.writer?.(event);
   write({ type: "subagent_started", ...identity });
 
+  const config = childRunConfig({
+    childThreadId: identity.child_thread_id,
+    signal,
+    parentConfigurable: runtime.configurable,
+    context: {
+      uid: scope.uid,
+      thread_id: identity.child_thread_id,
+      parent_thread_id: scope.threadId,
+      file_thread_id: scope.fileThreadId,
+      skills_thread_id: identity.child_thread_id,
+      is_subagent_runtime: true,
+      // An empty `tools` means the subagent's whole allowed set, as in the oh-mai-agent design.
+      allowed_tools: requestedTools.length > 0 ? [...new Set(requestedTools)] : child.toolNames,
+      max_rounds: child.maxRounds,
+      intent: args.description,
+    },
+  });
   let run: SubagentRun;
   let content: string;
   try {
-    const config = childRunConfig({
-      childThreadId: identity.child_thread_id,
-      signal,
-      parentConfigurable: runtime.configurable,
-      context: {
-        uid: scope.uid,
-        thread_id: identity.child_thread_id,
-        parent_thread_id: scope.threadId,
-        file_thread_id: scope.fileThreadId,
-        skills_thread_id: identity.child_thread_id,
-        is_subagent_runtime: true,
-        // An empty `tools` means the subagent's whole allowed set, as in the oh-mai-agent design.
-        allowed_tools: requestedTools.length > 0 ? [...new Set(requestedTools)] : child.toolNames,
-        max_rounds: child.maxRounds,
-        intent: args.description,
-      },
-    });
     const outcome = await runChild(child.graph, args.description, config);
     const answer = finalAnswer(outcome.messages);
     content = truncateAnswer(answer, limits.maxResultChars, identity.child_thread_id);
@@ -146,7 +146,7 @@ export async function dispatchTask(
     content = `subagent "${args.subagent_type}" ${status === "failed" ? `failed: ${reason}` : reason}`;
     run = finishedRun(identity, {
       status,
-      messages: await childMessagesSoFar(child.graph, identity.child_thread_id),
+      messages: await childMessagesSoFar(child.graph, config),
       maxRoundsReached: false,
       preview: "",
       error: reason,
@@ -199,9 +199,10 @@ async function runChild(
 }
 
 /** What a child that failed part-way had done (rounds, usage), for its record. */
-async function childMessagesSoFar(child: ChildGraph, childThreadId: string) {
+async function childMessagesSoFar(child: ChildGraph, config: ReturnType<typeof childRunConfig>) {
   try {
-    const state = await child.getState({ configurable: { thread_id: childThreadId } });
+    // Read with the config the child ran with (inherited keys blanked), as in runChild.
+    const state = await child.getState(config);
     return messagesOf(state.values);
   } catch {
     return [];

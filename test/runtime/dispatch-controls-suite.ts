@@ -43,7 +43,7 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
     afterEach(() => harness.dispose());
     const model = (name: string, steps: ScriptStep[]) => harness.model(name, steps);
     const setup = (...args: Parameters<ScriptedHarness["setup"]>) => harness.setup(...args);
-    const _delegatingBoss = (...args: Parameters<ScriptedHarness["delegatingBoss"]>) =>
+    const delegatingBoss = (...args: Parameters<ScriptedHarness["delegatingBoss"]>) =>
       harness.delegatingBoss(...args);
     const assertScriptsComplete = () => harness.assertScriptsComplete();
 
@@ -670,6 +670,28 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
         ["steady", "failed"],
         ["steady", "completed"],
       ]);
+      assertScriptsComplete();
+    });
+
+    it("keeps the rounds and usage of a child that failed part-way in its record", async () => {
+      const { runtime } = await delegatingBoss(
+        [{ reply: { toolCalls: [taskCall("flaky", "try")] } }, { reply: { text: "noted" } }],
+        {
+          flaky: [
+            { reply: { toolCalls: [{ name: "current_time", args: {} }] } },
+            { reply: new Error("second call broke") },
+          ],
+        },
+      );
+
+      const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+
+      expect(result.subagentRuns[0]).toMatchObject({
+        status: "failed",
+        rounds: 1,
+        error: "second call broke",
+        usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
+      });
       assertScriptsComplete();
     });
 
