@@ -45,6 +45,14 @@ export const ErrorCode = {
   ScriptViolation: "SCRIPT_VIOLATION",
   /** The runtime was used after `close()`. */
   Closed: "RUNTIME_CLOSED",
+  /** A file path was refused by the sandbox's access policy; the message names the rule. */
+  PathRefused: "PATH_REFUSED",
+  /** A skill name in an agent's config is not in the skill library. */
+  UnknownSkill: "UNKNOWN_SKILL",
+  /** A skill folder is malformed (no SKILL.md, bad front matter, links, too large). */
+  InvalidSkill: "INVALID_SKILL",
+  /** A file or payload is larger than the limit that applies to it. */
+  TooLarge: "TOO_LARGE",
   /** A bug or a broken invariant: not the caller's fault. */
   Internal: "INTERNAL",
 } as const;
