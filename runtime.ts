@@ -11,6 +11,7 @@ import { isChildThreadId, parseChildThreadId } from "./checkpoints/child-thread-
 import { borrowSaver, type ManagedSaver, openSaver } from "./checkpoints/savers.js";
 import { ErrorCode, SubagentGraphError } from "./errors.js";
 import { AgentGraphs } from "./graphs/agent-graphs.js";
+import { addUsage } from "./middleware/run-records.js";
 import type { SubagentRun } from "./middleware/subagent-runs.js";
 import { createModelFactory } from "./models/factory.js";
 import {
@@ -21,7 +22,16 @@ import {
 } from "./runs/events.js";
 import { repairCancelledTurn } from "./runs/repair.js";
 import { readHistory, readThreadState, type ThreadCheckpoint } from "./runs/thread-state.js";
-import { addUsage } from "./middleware/run-records.js";
+import { SandboxLayout } from "./sandbox/layout.js";
+import { DEFAULT_FILE_TOOL_LIMITS, type FileToolLimits } from "./sandbox/limits.js";
+import { prepareAgentSkills } from "./sandbox/skills/agent-skills.js";
+import {
+  type SkillInstallOptions,
+  SkillLibrary,
+  type SkillSummary,
+} from "./sandbox/skills/library.js";
+import { type ThreadFileEntry, ThreadFiles } from "./sandbox/thread-files.js";
+import { createFileTools } from "./sandbox/tools/file-tools.js";
 import { type Database, openSqliteDatabase } from "./store/database.js";
 import { ThreadRepository } from "./store/threads.js";
 import { builtinTools } from "./tools/builtin.js";
@@ -53,6 +63,15 @@ export interface RuntimeOptions {
   limits?: Partial<ProcessSettings> | (() => Partial<ProcessSettings>);
   /** Where warnings go (dropped subagents, ignored settings). Default `console.warn`. */
   warn?: (message: string) => void;
+  /**
+   * Registers the sandboxed file tools (`ls`, `read_file`, `write_file`, `edit_file`, `glob`,
+   * `grep`). Default true.
+   */
+  fileTools?: boolean;
+  /** Bounds of the file tools (read/write sizes, result caps, search time). */
+  fileToolLimits?: Partial<FileToolLimits>;
+  /** Largest upload {@link FilesApi.upload} accepts. Default 50 MiB. */
+  maxUploadBytes?: number;
 }
 
 /** Arguments of {@link Runtime.run} and {@link Runtime.stream}. */
@@ -89,9 +108,51 @@ export interface AgentsApi {
   getDefault(uid: string): Promise<AgentRecord | undefined>;
 }
 
+/** A thread's files, every call on behalf of `uid` (who must own the thread). */
+export interface FilesApi {
+  /**
+   * Adds a file to the thread's uploads (`/home/gem/user-data/uploads/<name>`), where its
+   * agents and their subagents can read it. A new thread id is claimed for `uid` (with
+   * `options.agent`, default the user's default agent), as a run would.
+   */
+  upload(
+    uid: string,
+    threadId: string,
+    name: string,
+    content: string | Uint8Array,
+    options?: { agent?: string },
+  ): Promise<ThreadFileEntry>;
+  /**
+   * Files under a folder of the thread (default its outputs, where agents and their subagents
+   * put results), with sizes and modification times.
+   */
+  list(uid: string, threadId: string, folder?: string): Promise<ThreadFileEntry[]>;
+  /** A file of the thread (outputs, uploads or the user's workspace) by virtual path. */
+  read(uid: string, threadId: string, path: string): Promise<Buffer>;
+}
+
+/** The skill library (process-wide: every agent may list any installed skill). */
+export interface SkillsApi {
+  list(): Promise<SkillSummary[]>;
+  get(name: string): Promise<SkillSummary | undefined>;
+  /** Installs a skill folder (`SKILL.md` with `name`/`description` front matter, plus files). */
+  install(sourceDir: string, options?: SkillInstallOptions): Promise<SkillSummary>;
+  /** Installs a skill from files in memory, keyed by relative path. */
+  installFiles(
+    files: Record<string, string | Uint8Array>,
+    options?: SkillInstallOptions,
+  ): Promise<SkillSummary>;
+  /** Removes a skill; false when it was not installed. Running agents keep their copies. */
+  remove(name: string): Promise<boolean>;
+}
+
 /** The library entry point: agents, runs and threads over one store and one saver. */
 export interface Runtime {
   agents: AgentsApi;
+  /** Uploads and outputs of threads. */
+  files: FilesApi;
+  /** Skills agents can be given (`context.skills`). */
+  skills: SkillsApi;
   /** Runs the agent on the thread until it answers. */
   run(request: RunRequest): Promise<RunResult>;
   /** Same as {@link run}, yielding events as they happen; the last is `run_finished`. */
@@ -144,7 +205,16 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
 
   const repository = new AgentRepository(database.db);
   const threads = new ThreadRepository(database.db);
-  const tools = new ToolRegistry([...builtinTools(), ...(options.tools ?? [])]);
+  const layout = new SandboxLayout(dataDir);
+  const fileLimits: FileToolLimits = { ...DEFAULT_FILE_TOOL_LIMITS, ...options.fileToolLimits };
+  const skillLibrary = new SkillLibrary(layout.skillLibrary());
+  const threadFiles = new ThreadFiles(layout, fileLimits);
+  const maxUploadBytes = options.maxUploadBytes ?? 50 * 1024 * 1024;
+  const tools = new ToolRegistry([
+    ...builtinTools(),
+    ...(options.fileTools === false ? [] : createFileTools(layout, fileLimits)),
+    ...(options.tools ?? []),
+  ]);
   const models = createModelFactory({ env, ...(options.models ? { models: options.models } : {}) });
   const activeRuns = new Map<string, ActiveRun>();
   const busyThreads = new Set<string>();
@@ -163,6 +233,13 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     repository,
     backend: { models, tools, checkpointer: saver.saver },
     processLimits: currentSettings,
+    prepareSkills: (record, skillsThreadId) =>
+      prepareAgentSkills(
+        skillLibrary,
+        layout,
+        { slug: record.slug, skills: record.config_json.context.skills },
+        skillsThreadId,
+      ),
     warn,
   });
 
@@ -172,15 +249,13 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     }
   }
 
-  async function prepareRun(request: RunRequest) {
-    ensureOpen();
-    const record = request.agent
-      ? await repository.get(request.uid, request.agent)
-      : await repository.getDefault(request.uid);
+  /** The main agent `uid` named (default: their default agent), refusing subagents. */
+  async function mainAgent(uid: string, agent: string | undefined): Promise<AgentRecord> {
+    const record = agent ? await repository.get(uid, agent) : await repository.getDefault(uid);
     if (!record) {
       throw new SubagentGraphError(
         ErrorCode.NotFound,
-        `user "${request.uid}" has no default agent: pass an agent id or slug, or mark one of your agents is_default`,
+        `user "${uid}" has no default agent: pass an agent id or slug, or mark one of your agents is_default`,
         { field: "agent" },
       );
     }
@@ -191,6 +266,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         { field: "agent" },
       );
     }
+    return record;
+  }
+
+  async function prepareRun(request: RunRequest) {
+    ensureOpen();
+    const record = await mainAgent(request.uid, request.agent);
     const threadId = request.threadId ?? randomUUID();
     validateThreadId(threadId);
     await threads.claim(request.uid, threadId, record.id);
@@ -274,8 +355,52 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     return repository;
   }
 
+  /** The file scope of a main thread of `uid` (its uploads/outputs, their workspace). */
+  const threadScope = (uid: string, threadId: string) => ({
+    uid,
+    fileThreadId: threadId,
+    skillsThreadId: threadId,
+  });
+
+  const files: FilesApi = {
+    async upload(uid, threadId, name, content, uploadOptions) {
+      ensureOpen();
+      validateThreadId(threadId);
+      if (!(await threads.get(uid, threadId))) {
+        const record = await mainAgent(uid, uploadOptions?.agent);
+        await threads.claim(uid, threadId, record.id);
+      }
+      return threadFiles.upload(threadScope(uid, threadId), name, content, maxUploadBytes);
+    },
+    async list(uid, threadId, folder) {
+      ensureOpen();
+      await ownedThread(uid, threadId);
+      return threadFiles.list(threadScope(uid, threadId), folder);
+    },
+    async read(uid, threadId, path) {
+      ensureOpen();
+      await ownedThread(uid, threadId);
+      return (await threadFiles.read(threadScope(uid, threadId), path)).bytes;
+    },
+  };
+
+  const library = () => {
+    ensureOpen();
+    return skillLibrary;
+  };
+  const skills: SkillsApi = {
+    list: async () => library().list(),
+    get: async (name) => library().get(name),
+    install: async (sourceDir, installOptions) => library().install(sourceDir, installOptions),
+    installFiles: async (skillFiles, installOptions) =>
+      library().installFiles(skillFiles, installOptions),
+    remove: async (name) => library().remove(name),
+  };
+
   return {
     agents,
+    files,
+    skills,
     checkpointer: saver.saver,
 
     async run(request) {

@@ -8,7 +8,8 @@ export const GENERAL_PURPOSE_DESCRIPTION =
 
 /**
  * The general-purpose subagent of `parent`: the parent's model and tool selection (the
- * never-allowed tools are removed like for any subagent), its own max_rounds default, and a
+ * never-allowed tools are removed like for any subagent), no skills (they belong to the agent
+ * that lists them), its own max_rounds default, and a
  * system prompt rendered per call from {@link generalPurposePrompt}. Its id and version derive
  * from the parent's, so a parent update rebuilds it.
  */
@@ -27,6 +28,8 @@ export function generalPurposeRecord(parent: AgentRecord): AgentRecord {
       context: {
         ...(parentContext.model === undefined ? {} : { model: parentContext.model }),
         ...(parentContext.tools === undefined ? {} : { tools: parentContext.tools }),
+        // Skills belong to the agent that lists them: a parent's never reach its children.
+        skills: [],
         subagents: [],
       },
     },

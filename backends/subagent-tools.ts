@@ -1,6 +1,6 @@
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { AgentRecord } from "../agents/schema.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { StructuredToolInterface } from "@langchain/core/tools";
 
 /**
  * Tools a subagent may never have, whatever its config says: delegation (no nesting), talking

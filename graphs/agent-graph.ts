@@ -5,12 +5,14 @@ import { generalPurposePrompt, isGeneralPurpose } from "../backends/general-purp
 import { type AgentGraph, backendFor } from "../backends/registry.js";
 import type { BackendDeps } from "../backends/resources.js";
 import { subagentToolNames } from "../backends/subagent-tools.js";
+import { createFileScopeMiddleware } from "../middleware/file-scope.js";
+import type { ParentRunScope } from "../middleware/parent-scope.js";
 import {
   createSubagentLimitsMiddleware,
   type SubagentBounds,
 } from "../middleware/subagent-limits.js";
 import { createTaskMiddleware, type DispatchLimits, type LoadedChild } from "../middleware/task.js";
-import type { ParentRunScope } from "../middleware/parent-scope.js";
+import type { SkillSummary } from "../sandbox/skills/library.js";
 
 /** What {@link buildAgentGraph} needs besides the record. */
 export interface AgentGraphDeps extends BackendDeps {
@@ -24,6 +26,8 @@ export interface AgentGraphDeps extends BackendDeps {
   dispatchLimits(parent: AgentRecord, scope: ParentRunScope): Promise<DispatchLimits>;
   /** The process-wide `max_rounds` now (for a subagent graph run without the task tool's bounds). */
   defaultMaxRounds(): number;
+  /** Materialises the agent's configured skills into a skills scope and returns them. */
+  prepareSkills(record: AgentRecord, skillsThreadId: string): Promise<SkillSummary[]>;
 }
 
 /**
@@ -31,7 +35,9 @@ export interface AgentGraphDeps extends BackendDeps {
  * - a backend that accepts subagents (chat agents) gets the task middleware iff the resolved
  *   allow-list (`context.subagents` ∩ subagents visible to the user) is non-empty;
  * - any other (subagents) gets the rounds / allowed-tools / execution-guard middleware, and the
- *   built-in general-purpose subagent also its per-call prompt.
+ *   built-in general-purpose subagent also its per-call prompt;
+ * - both get the file-scope middleware last (innermost), so its sections are appended to the
+ *   final system message and it sees the tools left after the allowed-set filter.
  */
 export function buildAgentGraph(
   record: AgentRecord,
@@ -39,8 +45,11 @@ export function buildAgentGraph(
   deps: AgentGraphDeps,
 ): AgentGraph {
   const backend = backendFor(record.backend_id);
+  const fileScope = createFileScopeMiddleware({
+    prepareSkills: (skillsThreadId) => deps.prepareSkills(record, skillsThreadId),
+  });
   if (!backend.acceptsSubagents) {
-    return backend.build(record, deps, subagentMiddleware(record, deps));
+    return backend.build(record, deps, [...subagentMiddleware(record, deps), fileScope]);
   }
   const middleware =
     allowedSubagents.length > 0
@@ -55,7 +64,7 @@ export function buildAgentGraph(
           }),
         ]
       : [];
-  return backend.build(record, deps, middleware);
+  return backend.build(record, deps, [...middleware, fileScope]);
 }
 
 function subagentMiddleware(record: AgentRecord, deps: AgentGraphDeps) {

@@ -7,12 +7,15 @@ import type { BackendDeps } from "../backends/resources.js";
 import { subagentToolNames } from "../backends/subagent-tools.js";
 import type { ParentRunScope } from "../middleware/parent-scope.js";
 import type { DispatchLimits, LoadedChild } from "../middleware/task.js";
+import type { SkillSummary } from "../sandbox/skills/library.js";
 import { type AgentGraphDeps, agentGraphKey, buildAgentGraph } from "./agent-graph.js";
 import { GraphCache } from "./graph-cache.js";
 
 export interface AgentGraphsOptions {
   repository: AgentRepository;
   backend: BackendDeps;
+  /** Materialises an agent's configured skills into a skills scope (see `prepareAgentSkills`). */
+  prepareSkills(record: AgentRecord, skillsThreadId: string): Promise<SkillSummary[]>;
   /** Process-wide settings now (environment, config); called on every dispatch. */
   processLimits(): Limits & { enabled: boolean };
   warn(message: string): void;
@@ -35,6 +38,7 @@ export class AgentGraphs {
       loadChild: (parent, slug, scope) => this.loadChild(parent, slug, scope),
       dispatchLimits: (parent, scope) => this.dispatchLimits(parent, scope),
       defaultMaxRounds: () => options.processLimits().max_rounds,
+      prepareSkills: (record, skillsThreadId) => options.prepareSkills(record, skillsThreadId),
     };
   }
 

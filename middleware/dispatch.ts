@@ -9,9 +9,9 @@ import { Command } from "@langchain/langgraph";
 import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
 import { messageText } from "../util/message-text.js";
 import { type ChildGraph, childRunConfig } from "./child-run.js";
+import { parentScope } from "./parent-scope.js";
 import { finishedRun, type RunIdentity } from "./run-records.js";
 import type { SubagentRun } from "./subagent-runs.js";
-import { parentScope } from "./parent-scope.js";
 import {
   TASK_TOOL_NAME,
   type TaskArgs,

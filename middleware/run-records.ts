@@ -1,4 +1,5 @@
-import type { AIMessage, BaseMessage } from "@langchain/core/messages";
+import type { AIMessage, BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { isFileWriteArtifact, isOutputPath } from "../sandbox/artifacts.js";
 import type { SubagentRun, SubagentRunStatus, SubagentUsage } from "./subagent-runs.js";
 
 /** The fields of a record known when a call starts. */
@@ -59,7 +60,24 @@ export function finishedRun(
     finished_at: new Date().toISOString(),
     result_preview: outcome.preview,
     error: outcome.error,
-    artifacts: [],
+    artifacts: writtenOutputs(outcome.messages),
     usage: sumUsage(outcome.messages),
   };
+}
+
+/**
+ * The files a child wrote to the (shared) outputs folder, in first-write order: read from its
+ * successful `write_file`/`edit_file` ToolMessages, so the list is rebuilt from checkpoints
+ * alone (also for a child resumed after a crash) and a failed write is never listed.
+ */
+export function writtenOutputs(messages: readonly BaseMessage[]): string[] {
+  const paths = new Set<string>();
+  for (const message of messages) {
+    if (message.getType() !== "tool") continue;
+    const { artifact, status } = message as ToolMessage;
+    if (status !== "error" && isFileWriteArtifact(artifact) && isOutputPath(artifact.path)) {
+      paths.add(artifact.path);
+    }
+  }
+  return [...paths];
 }

@@ -89,6 +89,9 @@ export async function resolveInScope(
       if (code === "ENAMETOOLONG") {
         throw refuse(PathRule.PathTooLong, "is too long for the file system: use a shorter path");
       }
+      // lstat follows the links in the middle of the path, so a loop there (`loop/x`) fails here,
+      // not in realpath below: refuse it by its rule rather than pass on a bare ELOOP.
+      if (code === "ELOOP") throw refuse(PathRule.BrokenSymlink, BROKEN_LINK_REASON);
       if ((code !== "ENOENT" && code !== "ENOTDIR") || existing === named.realRoot) throw error;
       missing.unshift(basename(existing));
       existing = dirname(existing);
@@ -99,11 +102,9 @@ export async function resolveInScope(
     existingReal = await realpath(existing);
   } catch (error) {
     const code = errorCode(error);
-    if (code === "ENOENT" || code === "ELOOP") {
-      throw refuse(
-        PathRule.BrokenSymlink,
-        "goes through a symbolic link that is dangling or loops: it is not followed",
-      );
+    // ENOTDIR: a link whose target goes through a file (`link -> file.txt/x`) is just as broken.
+    if (code === "ENOENT" || code === "ELOOP" || code === "ENOTDIR") {
+      throw refuse(PathRule.BrokenSymlink, BROKEN_LINK_REASON);
     }
     throw error;
   }
@@ -137,6 +138,9 @@ export async function resolveInScope(
     stat: realStat,
   };
 }
+
+const BROKEN_LINK_REASON =
+  "goes through a symbolic link that is dangling or loops: it is not followed";
 
 /** The same check for a path that must name something inside a mount (not a virtual folder). */
 export async function resolveHostPath(

@@ -40,6 +40,14 @@ export async function findFiles(
   const { staticPrefix, dynamic } = splitPattern(args.pattern);
   const basePath = args.path ?? DEFAULT_DIRECTORY;
   const base = await resolveHostPath(scope, basePath, "read");
+  if (base.missing.length === 0 && !base.stat.isDirectory()) {
+    // Searching below a file (or a FIFO) answered "no files match", as if it were an empty folder.
+    throw new PathRefusal(
+      PathRule.NotADirectory,
+      basePath,
+      "is a file, not a folder: pass a folder as path",
+    );
+  }
   const cwdVirtual = staticPrefix ? `${base.virtual}/${staticPrefix}` : base.virtual;
   const cwd = staticPrefix ? await resolveHostPath(scope, cwdVirtual, "read", "pattern") : base;
   if (cwd.missing.length > 0 || !cwd.stat.isDirectory()) {

@@ -35,7 +35,10 @@ export async function grepFiles(
   const base = await resolveHostPath(scope, args.path ?? DEFAULT_DIRECTORY, "read");
   let files: string[];
   let note = "";
-  if (base.missing.length === 0 && base.stat.isFile()) {
+  if (base.missing.length === 0 && !base.stat.isDirectory()) {
+    // A file named as `path` is opened now, so what read_file refuses (a FIFO or device, a hard
+    // link) is refused here too; skipped in the loop below, it read "0 matching lines".
+    await (await openForRead(scope, base)).handle.close();
     files = [base.virtual];
   } else {
     const found = await findFiles(

@@ -7,13 +7,14 @@ import { z } from "zod";
 import { ErrorCode } from "../../errors.js";
 import type { ScriptStep } from "../../models/scripted.js";
 import type { RunEvent } from "../../runs/events.js";
-import { ScriptedHarness } from "../support/scripted-harness.js";
-import { until } from "../support/until.js";
+import { FILE_TOOL_NAMES } from "../../sandbox/tools/file-tools.js";
 import {
   mainAgentPayload,
   type SaverKindUnderTest,
   subagentPayload,
 } from "../support/runtime-fixture.js";
+import { ScriptedHarness } from "../support/scripted-harness.js";
+import { until } from "../support/until.js";
 
 const taskCall = (subagent_type: string, description: string, tools?: string[]) => ({
   name: "task",
@@ -145,7 +146,9 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
 
         await runtime.run({ uid: "alice", agent: "boss", input: "go" });
 
-        expect(child.calls[0]?.tools.sort()).toEqual(["alpha", "current_time", "mcp_fs_read"]);
+        expect(child.calls[0]?.tools.sort()).toEqual(
+          ["alpha", "current_time", ...FILE_TOOL_NAMES, "mcp_fs_read"].sort(),
+        );
         assertScriptsComplete();
       });
 
@@ -178,7 +181,9 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
               expect(result?.content).toContain(
                 'refused: tools "ghost", "task" are not in the allowed set of subagent "worker"',
               );
-              expect(result?.content).toContain("choose from: alpha, current_time, or omit tools");
+              expect(result?.content).toContain(
+                "choose from: alpha, current_time, edit_file, glob, grep, ls, read_file, write_file, or omit tools",
+              );
             },
             reply: { text: "ok" },
           },
@@ -370,6 +375,8 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
             events.push(event);
             if (event.type === "run_started") runId = event.runId;
             if (event.type === "subagent_finished" && event.run.subagent_type === "quick") {
+              // Cancel only once the slow child is inside its model call.
+              await until(() => slow.calls.length > 0);
               expect(runtime.cancel("bob", runId)).toBe(false);
               expect(runtime.cancel("alice", runId)).toBe(true);
             }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../errors.js";
-import { until } from "../support/until.js";
+import { FILES_PROMPT_SECTION } from "../../middleware/file-scope.js";
 import type { RunEvent } from "../../runs/events.js";
 import {
   createStrictScript,
@@ -9,11 +9,12 @@ import {
   startFakeOpenAIServer,
 } from "../support/fake-openai-server.js";
 import {
-  makeRuntime,
   mainAgentPayload,
+  makeRuntime,
   type RuntimeFixture,
   subagentPayload,
 } from "../support/runtime-fixture.js";
+import { until } from "../support/until.js";
 
 /**
  * End to end through the real `ChatOpenAI` client: a local OpenAI-compatible server speaks the
@@ -119,7 +120,10 @@ describe("runtime against an OpenAI-compatible server", () => {
       // createAgent sends the system prompt as an array of text parts.
       expect.objectContaining({
         role: "system",
-        content: [{ type: "text", text: "You are researcher." }],
+        content: [
+          { type: "text", text: "You are researcher." },
+          { type: "text", text: `\n\n${FILES_PROMPT_SECTION}` },
+        ],
       }),
       expect.objectContaining({ role: "user", content: "Research tides" }),
     ]);

@@ -4,16 +4,18 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { parseChildThreadId } from "../../checkpoints/child-thread-id.js";
 import { ErrorCode } from "../../errors.js";
+import { FILES_PROMPT_SECTION } from "../../middleware/file-scope.js";
 import type { ScriptStep } from "../../models/scripted.js";
 import type { RunEvent } from "../../runs/events.js";
 import { readThreadState } from "../../runs/thread-state.js";
-import { ScriptedHarness } from "../support/scripted-harness.js";
+import { FILE_TOOL_NAMES } from "../../sandbox/tools/file-tools.js";
 import {
   mainAgentPayload,
   type RuntimeFixture,
   type SaverKindUnderTest,
   subagentPayload,
 } from "../support/runtime-fixture.js";
+import { ScriptedHarness } from "../support/scripted-harness.js";
 
 const taskCall = (subagent_type: string, description: string, id?: string) => ({
   name: "task",
@@ -233,8 +235,10 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
 
       await runtime.run({ uid: "alice", agent: "boss", input: "go" });
 
-      expect(main.calls[0]?.tools.sort()).toEqual(["ask_user", "current_time", "task"]);
-      expect(child.calls[0]?.tools).toEqual(["current_time"]);
+      expect(main.calls[0]?.tools.sort()).toEqual(
+        ["ask_user", "current_time", ...FILE_TOOL_NAMES, "task"].sort(),
+      );
+      expect(child.calls[0]?.tools.sort()).toEqual(["current_time", ...FILE_TOOL_NAMES].sort());
       assertScriptsComplete();
     });
 
@@ -481,8 +485,10 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       });
       await runtime.run({ uid: "alice", agent: "boss", input: "second" });
 
-      expect(main.calls[0]?.system).toBe("You are boss, the main agent.");
-      expect(main.calls[1]?.system).toBe("Updated prompt.");
+      expect(main.calls[0]?.system).toBe(
+        `You are boss, the main agent.\n\n${FILES_PROMPT_SECTION}`,
+      );
+      expect(main.calls[1]?.system).toBe(`Updated prompt.\n\n${FILES_PROMPT_SECTION}`);
       assertScriptsComplete();
     });
 

@@ -1,0 +1,107 @@
+import { createMiddleware } from "langchain";
+import { z } from "zod";
+import type { SkillSummary } from "../sandbox/skills/library.js";
+import { FILE_TOOL_NAMES } from "../sandbox/tools/file-tools.js";
+import { VirtualRoot } from "../sandbox/virtual-paths.js";
+
+/** The heading of the skills section in the system message. */
+export const SKILLS_HEADING = "Skills";
+
+/** What the middleware needs from the runtime. */
+export interface FileScopeMiddlewareOptions {
+  /**
+   * Makes the run's skills scope (`skills_thread_id`) hold exactly the agent's configured
+   * skills and returns them. Called once at the start of every run of the agent.
+   */
+  prepareSkills(skillsThreadId: string): Promise<SkillSummary[]>;
+}
+
+/**
+ * Gives an agent its file scope in the prompt: where its folders are and which skills it has.
+ * At the start of each run the agent's skills are materialised (copied, read-only) into its own
+ * skills scope, so a parent's skills never show in a child's `/home/gem/skills` nor the reverse;
+ * the system message lists each skill's name, description and `SKILL.md` path, and the model
+ * reads the body on demand with `read_file`.
+ */
+export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
+  // Skills of the runs in progress, by skills scope. A run that resumed without passing through
+  // `beforeAgent` (it was interrupted mid-way) prepares them again on its first model call.
+  const prepared = new Map<string, SkillSummary[]>();
+  const skillsFor = async (context: unknown): Promise<SkillSummary[]> => {
+    const scope = skillsScopeOf(context);
+    if (!scope) return [];
+    const known = prepared.get(scope);
+    if (known) return known;
+    const skills = await options.prepareSkills(scope);
+    prepared.set(scope, skills);
+    return skills;
+  };
+
+  return createMiddleware({
+    name: "FileScope",
+    // Hooks see only the context keys their middleware declares.
+    contextSchema: z.object({
+      thread_id: z.string().optional(),
+      skills_thread_id: z.string().optional(),
+    }),
+    beforeAgent: async (_state, runtime) => {
+      const scope = skillsScopeOf(runtime.context);
+      if (!scope) return undefined;
+      prepared.set(scope, await options.prepareSkills(scope));
+      return undefined;
+    },
+    afterAgent: async (_state, runtime) => {
+      const scope = skillsScopeOf(runtime.context);
+      if (scope) prepared.delete(scope);
+      return undefined;
+    },
+    wrapModelCall: async (request, handler) => {
+      const toolNames = new Set(request.tools.map(toolName));
+      const hasFileTools = FILE_TOOL_NAMES.some((name) => toolNames.has(name));
+      const skills = await skillsFor(request.runtime.context);
+      const sections = [
+        hasFileTools ? FILES_PROMPT_SECTION : "",
+        skills.length > 0 ? skillsSection(skills, toolNames.has("read_file")) : "",
+      ].filter(Boolean);
+      if (sections.length === 0) return handler(request);
+      // concat() joins without a separator: start each section on its own paragraph.
+      return handler({
+        ...request,
+        systemMessage: request.systemMessage.concat(`\n\n${sections.join("\n\n")}`),
+      });
+    },
+  });
+}
+
+/** The section describing the virtual folders, appended when the agent has a file tool. */
+export const FILES_PROMPT_SECTION = [
+  "Files (use ls, read_file, write_file, edit_file, glob, grep; paths are absolute):",
+  `- ${VirtualRoot.workspace}: the user's workspace, kept across conversations`,
+  `- ${VirtualRoot.uploads}: files the user attached to this conversation (read-only)`,
+  `- ${VirtualRoot.outputs}: write the files you produce for the user here`,
+].join("\n");
+
+function skillsSection(skills: readonly SkillSummary[], canRead: boolean): string {
+  return [
+    `${SKILLS_HEADING} (read-only folders of instructions under ${VirtualRoot.skills}; ${
+      canRead
+        ? "when a task matches a skill's description, read its SKILL.md with read_file first"
+        : "you have no read_file tool, so you can only go by their descriptions"
+    }):`,
+    ...skills.map(
+      (skill) =>
+        `- ${skill.name}: ${skill.description.replace(/\s+/g, " ").trim()} (${VirtualRoot.skills}/${skill.name}/SKILL.md)`,
+    ),
+  ].join("\n");
+}
+
+function skillsScopeOf(context: unknown): string | undefined {
+  const ctx = (context ?? {}) as Record<string, unknown>;
+  const scope = ctx.skills_thread_id ?? ctx.thread_id;
+  return typeof scope === "string" && scope.length > 0 ? scope : undefined;
+}
+
+function toolName(tool: unknown): string {
+  const named = tool as { name?: unknown };
+  return typeof named.name === "string" ? named.name : "";
+}

@@ -1,0 +1,21 @@
+import type { SandboxLayout } from "../layout.js";
+import type { SkillLibrary, SkillSummary } from "./library.js";
+import { materialiseSkills } from "./materialise.js";
+
+/**
+ * An agent's skills in one run: the names its config lists (unset = every installed skill,
+ * `[]` = none) resolved against the library, then copied into the run's own skills scope
+ * (`threads/<skills_thread_id>/skills`, seen as `/home/gem/skills`).
+ *
+ * @throws SubagentGraphError `UNKNOWN_SKILL` naming the agent and the missing skills
+ */
+export async function prepareAgentSkills(
+  library: SkillLibrary,
+  layout: SandboxLayout,
+  agent: { slug: string; skills: readonly string[] | undefined },
+  skillsThreadId: string,
+): Promise<SkillSummary[]> {
+  const skills = await library.resolve(agent.skills, agent.slug);
+  await materialiseSkills(library, skills, layout.skillsScope(skillsThreadId));
+  return skills;
+}
