@@ -24,6 +24,8 @@ export async function makeRuntime(
     tools?: StructuredToolInterface[];
     limits?: RuntimeOptions["limits"];
     env?: NodeJS.ProcessEnv;
+    /** Any other runtime option (file tool limits, upload size, ...). */
+    runtime?: Partial<RuntimeOptions>;
   } = {},
 ): Promise<RuntimeFixture> {
   const dataDir = mkdtempSync(join(tmpdir(), "subagent-graph-test-"));
@@ -36,6 +38,7 @@ export async function makeRuntime(
     ...(options.models ? { models: options.models } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...options.runtime,
   });
   return {
     runtime,

@@ -1,7 +1,7 @@
 import { ScriptedChatModel, type ScriptStep } from "../../models/scripted.js";
 import {
-  makeRuntime,
   mainAgentPayload,
+  makeRuntime,
   type RuntimeFixture,
   type SaverKindUnderTest,
   subagentPayload,
