@@ -29,8 +29,19 @@ export type { ThreadCheckpoint } from "./runs/thread-state.js";
 export type {
   AgentsApi,
   ChildThreadView,
+  FilesApi,
   RunRequest,
   Runtime,
   RuntimeOptions,
+  SkillsApi,
 } from "./runtime.js";
+export type { FileWriteArtifact } from "./sandbox/artifacts.js";
+export { SandboxLayout } from "./sandbox/layout.js";
+export type { FileToolLimits } from "./sandbox/limits.js";
+export { DEFAULT_FILE_TOOL_LIMITS } from "./sandbox/limits.js";
+export { PathRefusal, PathRule } from "./sandbox/refusal.js";
+export type { SkillInstallOptions, SkillSummary } from "./sandbox/skills/library.js";
+export type { ThreadFileEntry } from "./sandbox/thread-files.js";
+export { createFileTools, FILE_TOOL_NAMES } from "./sandbox/tools/file-tools.js";
+export { VirtualRoot } from "./sandbox/virtual-paths.js";
 export { createRuntime } from "./runtime.js";

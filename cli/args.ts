@@ -10,6 +10,17 @@ Commands:
                        stdin as the question when it is piped.
   agents list          List your agents: kind (chat/subagent), slug, model, subagents.
   agents show <slug>   Show one agent's settings.
+  skills list          List the installed skills (agents get them through context.skills).
+  skills add <folder>  Install a skill folder (SKILL.md with name/description front matter);
+                       --replace replaces an installed skill of the same name.
+  skills remove <name> Remove an installed skill.
+  files upload <thread> <file> [name]
+                       Add a local file to a thread's uploads (a new thread id is claimed for
+                       your default agent, or --agent), where its agents can read it.
+  files list <thread> [folder]
+                       List a thread's files (default: its outputs).
+  files cat <thread> <path>
+                       Print one of a thread's files, e.g. /home/gem/user-data/outputs/x.md.
   demo                 Create the demo agents if needed and run a sample question.
   help                 Show this text.
 
@@ -18,6 +29,7 @@ Options:
   --data <dir>         Data folder (default: $SUBAGENT_GRAPH_DATA, else ./data).
   --agent <slug>       chat: the agent to ask (default: your default agent).
   --thread <id>        chat: continue this thread (its id is printed after each answer).
+  --replace            skills add: replace an installed skill of the same name.
   -h, --help           Show this text.
 
 In the interactive chat: /new starts a new thread, /exit or Ctrl-D quits, Ctrl-C cancels a
@@ -31,7 +43,9 @@ Examples:
   tsx cli/main.ts demo
   npm run chat -- "Compare solar and wind power for a small farm"
   npm run chat -- --thread <id> "And what about hydro?"
-  tsx cli/main.ts agents show assistant`;
+  tsx cli/main.ts agents show assistant
+  tsx cli/main.ts skills add ./my-skills/house-style
+  tsx cli/main.ts files upload <thread> ./brief.pdf`;
 
 /** A mistake in the command line: printed with {@link USAGE}, exit code 2. */
 export class UsageError extends Error {
@@ -62,18 +76,36 @@ export type Command =
     }
   | { name: "agents-list"; store: StoreOptions }
   | { name: "agents-show"; store: StoreOptions; slug: string }
-  | { name: "demo"; store: StoreOptions };
+  | { name: "demo"; store: StoreOptions }
+  | { name: "skills-list"; store: StoreOptions }
+  | { name: "skills-add"; store: StoreOptions; folder: string; replace: boolean }
+  | { name: "skills-remove"; store: StoreOptions; skill: string }
+  | {
+      name: "files-upload";
+      store: StoreOptions;
+      threadId: string;
+      file: string;
+      uploadName: string | undefined;
+      agent: string | undefined;
+    }
+  | { name: "files-list"; store: StoreOptions; threadId: string; folder: string | undefined }
+  | { name: "files-cat"; store: StoreOptions; threadId: string; path: string };
 
 const OPTIONS = {
   uid: { type: "string" },
   data: { type: "string" },
   agent: { type: "string" },
   thread: { type: "string" },
+  replace: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** Options only `chat` understands; any other command rejects them rather than ignore them. */
-const CHAT_ONLY = ["agent", "thread"] as const;
+/** Options only some commands understand; any other command rejects them rather than ignore them. */
+const OPTION_COMMANDS: Record<"agent" | "thread" | "replace", readonly string[]> = {
+  agent: ["chat", "files"],
+  thread: ["chat"],
+  replace: ["skills"],
+};
 
 /**
  * Parses the arguments after the script name.
@@ -95,9 +127,13 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   if (name === undefined) throw new UsageError("no command given");
 
   const store = storeOptions(values, env);
-  if (name !== "chat") {
-    const misplaced = CHAT_ONLY.find((option) => values[option] !== undefined);
-    if (misplaced) throw new UsageError(`option --${misplaced} is only for "chat", not "${name}"`);
+  for (const [option, commands] of Object.entries(OPTION_COMMANDS)) {
+    if (values[option as keyof typeof OPTION_COMMANDS] === undefined || commands.includes(name)) {
+      continue;
+    }
+    throw new UsageError(
+      `option --${option} is only for ${commands.map((c) => `"${c}"`).join(" and ")}, not "${name}"`,
+    );
   }
   switch (name) {
     case "chat":
@@ -113,6 +149,10 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       return { name: "demo", store };
     case "agents":
       return agentsCommand(rest, store);
+    case "skills":
+      return skillsCommand(rest, store, values.replace === true);
+    case "files":
+      return filesCommand(rest, store, nonEmpty(values.agent, "--agent"));
     default:
       throw new UsageError(`unknown command "${name}"`);
   }
@@ -139,6 +179,68 @@ function agentsCommand(rest: string[], store: StoreOptions): Command {
       ? '"agents" needs a subcommand: list or show <slug>'
       : `unknown subcommand "agents ${sub}": use list or show <slug>`,
   );
+}
+
+function skillsCommand(rest: string[], store: StoreOptions, replace: boolean): Command {
+  const [sub, ...more] = rest;
+  if (sub === "list") {
+    noMoreArguments("skills list", more);
+    return { name: "skills-list", store };
+  }
+  if (sub === "add" || sub === "remove") {
+    const [argument, ...extra] = more;
+    const what = sub === "add" ? "<folder>" : "<name>";
+    if (argument === undefined)
+      throw new UsageError(`"skills ${sub}" needs a ${what.slice(1, -1)}`);
+    noMoreArguments(`skills ${sub} ${what}`, extra);
+    if (sub === "remove" && replace) {
+      throw new UsageError('option --replace is only for "skills add"');
+    }
+    return sub === "add"
+      ? { name: "skills-add", store, folder: argument, replace }
+      : { name: "skills-remove", store, skill: argument };
+  }
+  throw new UsageError(
+    sub === undefined
+      ? '"skills" needs a subcommand: list, add <folder> or remove <name>'
+      : `unknown subcommand "skills ${sub}": use list, add <folder> or remove <name>`,
+  );
+}
+
+function filesCommand(rest: string[], store: StoreOptions, agent: string | undefined): Command {
+  const [sub, threadId, ...more] = rest;
+  const shapes: Record<string, string> = {
+    upload: "files upload <thread> <file> [name]",
+    list: "files list <thread> [folder]",
+    cat: "files cat <thread> <path>",
+  };
+  const shape = sub === undefined ? undefined : shapes[sub];
+  if (!shape) {
+    throw new UsageError(
+      sub === undefined
+        ? '"files" needs a subcommand: upload, list or cat'
+        : `unknown subcommand "files ${sub}": use upload, list or cat`,
+    );
+  }
+  if (threadId === undefined) throw new UsageError(`"${shape}" needs a thread id`);
+  if (agent !== undefined && sub !== "upload") {
+    throw new UsageError('option --agent is only for "files upload" among the files commands');
+  }
+  if (sub === "upload") {
+    const [file, uploadName, ...extra] = more;
+    if (file === undefined) throw new UsageError(`"${shape}" needs a local file`);
+    noMoreArguments(shape, extra);
+    return { name: "files-upload", store, threadId, file, uploadName, agent };
+  }
+  if (sub === "list") {
+    const [folder, ...extra] = more;
+    noMoreArguments(shape, extra);
+    return { name: "files-list", store, threadId, folder };
+  }
+  const [path, ...extra] = more;
+  if (path === undefined) throw new UsageError(`"${shape}" needs a path`);
+  noMoreArguments(shape, extra);
+  return { name: "files-cat", store, threadId, path };
 }
 
 function storeOptions(

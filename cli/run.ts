@@ -4,8 +4,10 @@ import { type Command, parseCommandLine, USAGE, UsageError } from "./args.js";
 import { chatCommand } from "./chat.js";
 import { type CliContext, EXIT_INTERRUPTED, type Io } from "./context.js";
 import { demoCommand } from "./demo.js";
+import { catFile, listFiles, uploadFile } from "./files.js";
 import { Interrupts } from "./interrupts.js";
 import { describeError } from "./report.js";
+import { addSkill, listSkills, removeSkill } from "./skills.js";
 
 const EXIT_ERROR = 1;
 const EXIT_USAGE = 2;
@@ -62,6 +64,18 @@ function dispatch(context: CliContext, command: Exclude<Command, { name: "help" 
       return listAgents(runtime, io, command.store);
     case "agents-show":
       return showAgent(runtime, io, command.store, command.slug);
+    case "skills-list":
+      return listSkills(runtime, io);
+    case "skills-add":
+      return addSkill(runtime, io, command.folder, command.replace);
+    case "skills-remove":
+      return removeSkill(runtime, io, command.skill);
+    case "files-upload":
+      return uploadFile(runtime, io, command.store, command);
+    case "files-list":
+      return listFiles(runtime, io, command.store, command.threadId, command.folder);
+    case "files-cat":
+      return catFile(runtime, io, command.store, command.threadId, command.path);
   }
 }
 

@@ -7,6 +7,13 @@ describe("public API", () => {
     expect(Object.keys(api).sort()).toEqual(
       [
         "BUILTIN_LIMITS",
+        "DEFAULT_FILE_TOOL_LIMITS",
+        "FILE_TOOL_NAMES",
+        "PathRefusal",
+        "PathRule",
+        "SandboxLayout",
+        "VirtualRoot",
+        "createFileTools",
         "ErrorCode",
         "GENERAL_PURPOSE_SLUG",
         "LIMIT_ENV_VARS",

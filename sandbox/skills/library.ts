@@ -725,7 +725,7 @@ function changedWhileReading(label: string, path: string, cause?: unknown): Suba
 function alreadyInstalled(name: string): SubagentGraphError {
   return new SubagentGraphError(
     ErrorCode.Validation,
-    `skill "${name}" is already installed: pass replace: true to replace it`,
+    `skill "${name}" is already installed: pass replace: true (on the command line: --replace) to replace it`,
     { field: "name" },
   );
 }

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -111,6 +111,55 @@ describe("cli/main.ts", { timeout: 60_000 }, () => {
     } finally {
       await runtime.close();
     }
+  });
+
+  it("skills add/list/remove and files upload/list/cat work on the data dir", async () => {
+    const skillDir = join(dataDir, "source", "house-style");
+    await mkdir(skillDir, { recursive: true });
+    await writeFile(
+      join(skillDir, "SKILL.md"),
+      "---\nname: house-style\ndescription: How we write reports.\n---\nShort sentences.\n",
+    );
+    const added = await cli(["skills", "add", skillDir, "--data", dataDir]);
+    expect(added.stderr).toBe("");
+    expect(added.stdout).toContain('installed skill "house-style": How we write reports.');
+    const again = await cli(["skills", "add", skillDir, "--data", dataDir]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("--replace");
+    const listed = await cli(["skills", "list", "--data", dataDir]);
+    expect(listed.stdout).toMatch(/^house-style\s+How we write reports\.$/m);
+
+    // Uploading to a new thread claims it for the user's default agent (seeded by chat).
+    await cli(["chat", "--data", dataDir, "hello"]);
+    const local = join(dataDir, "source", "brief.txt");
+    await writeFile(local, "the brief\n");
+    const uploaded = await cli(["files", "upload", "t-cli", local, "--data", dataDir]);
+    expect(uploaded.stderr).toBe("");
+    expect(uploaded.stdout).toContain("uploaded /home/gem/user-data/uploads/brief.txt (10 B)");
+    const files = await cli([
+      "files",
+      "list",
+      "t-cli",
+      "/home/gem/user-data/uploads",
+      "--data",
+      dataDir,
+    ]);
+    expect(files.stdout).toMatch(/^10 B\s+\S+\s+\/home\/gem\/user-data\/uploads\/brief\.txt$/m);
+    const cat = await cli([
+      "files",
+      "cat",
+      "t-cli",
+      "/home/gem/user-data/uploads/brief.txt",
+      "--data",
+      dataDir,
+    ]);
+    expect(cat.stdout).toBe("the brief\n");
+    const other = await cli(["files", "list", "t-cli", "--uid", "mallory", "--data", dataDir]);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/^error \[NOT_FOUND\]: thread "t-cli" not found/);
+
+    const removed = await cli(["skills", "remove", "house-style", "--data", dataDir]);
+    expect(removed.stdout).toContain('removed skill "house-style"');
   });
 
   it("rejects an unknown command with exit code 2, naming it and showing the usage", async () => {

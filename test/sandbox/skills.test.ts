@@ -235,7 +235,7 @@ describe("SkillLibrary", () => {
 
     const error = await expectFailure(library.install(second), ErrorCode.Validation);
     expect(error.message).toBe(
-      'skill "pdf" is already installed: pass replace: true to replace it',
+      'skill "pdf" is already installed: pass replace: true (on the command line: --replace) to replace it',
     );
     expect(await library.get("pdf")).toEqual(first);
 
