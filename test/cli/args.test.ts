@@ -50,6 +50,35 @@ describe("parseCommandLine", () => {
     });
   });
 
+  it("parses the skills and files commands", () => {
+    expect(parseCommandLine(["skills", "add", "./s", "--replace"], {})).toMatchObject({
+      name: "skills-add",
+      folder: "./s",
+      replace: true,
+    });
+    expect(parseCommandLine(["skills", "remove", "pdf"], {})).toMatchObject({
+      name: "skills-remove",
+      skill: "pdf",
+    });
+    expect(
+      parseCommandLine(["files", "upload", "t1", "./a.csv", "data.csv", "--agent", "x"], {}),
+    ).toMatchObject({
+      name: "files-upload",
+      threadId: "t1",
+      file: "./a.csv",
+      uploadName: "data.csv",
+      agent: "x",
+    });
+    expect(parseCommandLine(["files", "list", "t1"], {})).toMatchObject({
+      name: "files-list",
+      folder: undefined,
+    });
+    expect(parseCommandLine(["files", "cat", "t1", "/home/gem/x"], {})).toMatchObject({
+      name: "files-cat",
+      path: "/home/gem/x",
+    });
+  });
+
   it("treats help, --help and -h alike", () => {
     for (const argv of [["help"], ["--help"], ["chat", "-h"]]) {
       expect(parseCommandLine(argv, {})).toEqual({ name: "help" });
@@ -67,6 +96,15 @@ describe("parseCommandLine", () => {
     [["agents", "show"], "needs the slug"],
     [["agents", "list", "--thread", "t1"], '--thread is only for "chat"'],
     [["demo", "extra"], '"extra"'],
+    [["skills"], "list, add <folder> or remove <name>"],
+    [["skills", "add"], "needs a folder"],
+    [["skills", "remove", "x", "--replace"], '--replace is only for "skills add"'],
+    [["agents", "list", "--replace"], '--replace is only for "skills"'],
+    [["files", "move", "t1"], 'unknown subcommand "files move"'],
+    [["files", "upload"], "needs a thread id"],
+    [["files", "upload", "t1"], "needs a local file"],
+    [["files", "cat", "t1"], "needs a path"],
+    [["files", "list", "t1", "--agent", "x"], '--agent is only for "files upload"'],
   ])("rejects %j naming the problem", (argv, expected) => {
     expect(usageError(argv).message).toContain(expected);
   });
