@@ -53,6 +53,12 @@ export const ErrorCode = {
   InvalidSkill: "INVALID_SKILL",
   /** A file or payload is larger than the limit that applies to it. */
   TooLarge: "TOO_LARGE",
+  /** A subagent cannot be deleted while main agents list it (unless detached). */
+  AgentInUse: "AGENT_IN_USE",
+  /** Something with that id already exists (e.g. a thread created with `if_exists: raise`). */
+  AlreadyExists: "ALREADY_EXISTS",
+  /** A request field asks for something this server does not do (named in the message). */
+  Unsupported: "UNSUPPORTED",
   /** A bug or a broken invariant: not the caller's fault. */
   Internal: "INTERNAL",
 } as const;

@@ -5,7 +5,6 @@
 
 export type { Limits, ProcessSettings } from "./agents/limits.js";
 export { BUILTIN_LIMITS, LIMIT_ENV_VARS } from "./agents/limits.js";
-export { GENERAL_PURPOSE_SLUG } from "./agents/schema.js";
 export type {
   AgentCreatePayload,
   AgentRecord,
@@ -14,6 +13,7 @@ export type {
   RuntimeContext,
   ShareConfig,
 } from "./agents/schema.js";
+export { GENERAL_PURPOSE_SLUG } from "./agents/schema.js";
 export type { AgentContext, SubAgentContext } from "./backends/context.js";
 export { agentContextSchema, subAgentContextSchema } from "./backends/context.js";
 export type { ChildThreadIdParts } from "./checkpoints/child-thread-id.js";
@@ -35,6 +35,7 @@ export type {
   RuntimeOptions,
   SkillsApi,
 } from "./runtime.js";
+export { createRuntime } from "./runtime.js";
 export type { FileWriteArtifact } from "./sandbox/artifacts.js";
 export { SandboxLayout } from "./sandbox/layout.js";
 export type { FileToolLimits } from "./sandbox/limits.js";
@@ -44,4 +45,12 @@ export type { SkillInstallOptions, SkillSummary } from "./sandbox/skills/library
 export type { ThreadFileEntry } from "./sandbox/thread-files.js";
 export { createFileTools, FILE_TOOL_NAMES } from "./sandbox/tools/file-tools.js";
 export { VirtualRoot } from "./sandbox/virtual-paths.js";
-export { createRuntime } from "./runtime.js";
+export type {
+  AddUserOptions,
+  IssuedToken,
+  IssueTokenOptions,
+  TokenSummary,
+  UserRecord,
+  UserRepository,
+} from "./store/users.js";
+export { USER_ID_PATTERN } from "./store/users.js";

@@ -34,6 +34,7 @@ import { type ThreadFileEntry, ThreadFiles } from "./sandbox/thread-files.js";
 import { createFileTools } from "./sandbox/tools/file-tools.js";
 import { type Database, openSqliteDatabase } from "./store/database.js";
 import { ThreadRepository } from "./store/threads.js";
+import { UserRepository } from "./store/users.js";
 import { builtinTools } from "./tools/builtin.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { messageText } from "./util/message-text.js";
@@ -104,7 +105,8 @@ export interface AgentsApi {
   get(uid: string, idOrSlug: string): Promise<AgentRecord>;
   list(uid: string, options?: { include_subagents?: boolean }): Promise<AgentRecord[]>;
   update(uid: string, id: string, patch: unknown): Promise<AgentRecord>;
-  delete(uid: string, id: string): Promise<void>;
+  /** `detach`: also remove a subagent from its owner's main agents' lists (else `AGENT_IN_USE`). */
+  delete(uid: string, id: string, options?: { detach?: boolean }): Promise<void>;
   getDefault(uid: string): Promise<AgentRecord | undefined>;
 }
 
@@ -153,6 +155,8 @@ export interface Runtime {
   files: FilesApi;
   /** Skills agents can be given (`context.skills`). */
   skills: SkillsApi;
+  /** Users and their API tokens (for the HTTP server and the CLI). */
+  users: UserRepository;
   /** Runs the agent on the thread until it answers. */
   run(request: RunRequest): Promise<RunResult>;
   /** Same as {@link run}, yielding events as they happen; the last is `run_finished`. */
@@ -205,6 +209,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
 
   const repository = new AgentRepository(database.db);
   const threads = new ThreadRepository(database.db);
+  const users = new UserRepository(database.db);
   const layout = new SandboxLayout(dataDir);
   const fileLimits: FileToolLimits = { ...DEFAULT_FILE_TOOL_LIMITS, ...options.fileToolLimits };
   const skillLibrary = new SkillLibrary(layout.skillLibrary());
@@ -346,7 +351,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     get: async (uid, idOrSlug) => open().get(uid, idOrSlug),
     list: async (uid, listOptions) => open().list(uid, listOptions),
     update: async (uid, id, patch) => open().update(uid, id, patch),
-    delete: async (uid, id) => open().delete(uid, id),
+    delete: async (uid, id, deleteOptions) => open().delete(uid, id, deleteOptions),
     getDefault: async (uid) => open().getDefault(uid),
   };
 
@@ -399,6 +404,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
 
   return {
     agents,
+    users,
     files,
     skills,
     checkpointer: saver.saver,

@@ -125,11 +125,20 @@ export class AgentRepository {
 
   /**
    * Deletes the agent `id`. Its threads keep their owner (see `store/schema.ts`).
-   * @throws SubagentGraphError `NOT_FOUND` (absent or invisible), `FORBIDDEN` (not editable).
+   *
+   * A subagent that main agents of its owner list in `context.subagents` is not deleted
+   * silently: without `detach` the call is refused naming those agents; with `detach` its slug
+   * is removed from their lists (each gets a new version) in the same transaction. Other users'
+   * agents refer to it by slug only and drop it (logged) at their next run.
+   *
+   * @throws SubagentGraphError `NOT_FOUND` (absent or invisible), `FORBIDDEN` (not editable),
+   *   `AGENT_IN_USE` (listed by main agents and `detach` not set).
    */
-  async delete(uid: string, id: string): Promise<void> {
+  async delete(uid: string, id: string, options: { detach?: boolean } = {}): Promise<void> {
     await this.#transaction(undefined, async (trx) => {
-      await loadEditable(trx, uid, id);
+      const record = await loadEditable(trx, uid, id);
+      if (record.is_subagent)
+        await detachSubagent(trx, record, options.detach === true, this.#now());
       await trx.deleteFrom("agents").where("id", "=", id).execute();
     });
   }
@@ -230,6 +239,57 @@ async function loadEditable(trx: Executor, uid: string, id: string): Promise<Age
     );
   }
   return record;
+}
+
+/**
+ * The main agents of `subagent`'s owner that list its slug: refused unless `detach`, in which
+ * case the slug is removed from each list (version bumped, guarded like any update).
+ */
+async function detachSubagent(
+  trx: Executor,
+  subagent: AgentRecord,
+  detach: boolean,
+  now: Date,
+): Promise<void> {
+  const rows = await selectAgents(trx)
+    .where("owner_uid", "=", subagent.owner_uid)
+    .where("is_subagent", "=", 0)
+    .orderBy("slug")
+    .execute();
+  const referencing = rows
+    .map(fromAgentRow)
+    .filter((agent) => agent.config_json.context.subagents?.includes(subagent.slug));
+  if (referencing.length === 0) return;
+  if (!detach) {
+    throw new SubagentGraphError(
+      ErrorCode.AgentInUse,
+      `subagent "${subagent.slug}" is listed in context.subagents of ${referencing.map((a) => `"${a.slug}"`).join(", ")}: remove it from those agents first, or delete with detach (?detach=true) to remove it from their lists`,
+      { field: "id" },
+    );
+  }
+  for (const agent of referencing) {
+    const context = {
+      ...agent.config_json.context,
+      subagents: (agent.config_json.context.subagents ?? []).filter((s) => s !== subagent.slug),
+    };
+    const result = await trx
+      .updateTable("agents")
+      .set({
+        config_json: JSON.stringify({ ...agent.config_json, context }),
+        version: agent.version + 1,
+        updated_at: now.toISOString(),
+      })
+      .where("id", "=", agent.id)
+      .where("version", "=", agent.version)
+      .executeTakeFirst();
+    if (result.numUpdatedRows !== 1n) {
+      throw new SubagentGraphError(
+        ErrorCode.VersionConflict,
+        `agent "${agent.slug}" changed while "${subagent.slug}" was being detached from it: try the delete again`,
+        { field: "id" },
+      );
+    }
+  }
 }
 
 /** Keeps one default per owner: every other default agent of `record`'s owner loses the flag. */

@@ -21,6 +21,13 @@ Commands:
                        List a thread's files (default: its outputs).
   files cat <thread> <path>
                        Print one of a thread's files, e.g. /home/gem/user-data/outputs/x.md.
+  users add <uid>      Add a user who can be given API tokens (--name: a display name).
+  users list           List the users.
+  tokens issue <uid>   Issue an API token for the HTTP server (--label: what it is for). The
+                       token is printed once and cannot be shown again.
+  tokens list <uid>    List a user's tokens (ids, labels, last use; never the tokens).
+  tokens revoke <uid> <token-id>
+                       Revoke a token at once (its id is in "tokens list").
   demo                 Create the demo agents if needed and run a sample question.
   help                 Show this text.
 
@@ -30,6 +37,8 @@ Options:
   --agent <slug>       chat: the agent to ask (default: your default agent).
   --thread <id>        chat: continue this thread (its id is printed after each answer).
   --replace            skills add: replace an installed skill of the same name.
+  --name <text>        users add: the user's display name (default: the uid).
+  --label <text>       tokens issue: what the token is for (default: "default").
   -h, --help           Show this text.
 
 In the interactive chat: /new starts a new thread, /exit or Ctrl-D quits, Ctrl-C cancels a
@@ -45,7 +54,9 @@ Examples:
   npm run chat -- --thread <id> "And what about hydro?"
   tsx cli/main.ts agents show assistant
   tsx cli/main.ts skills add ./my-skills/house-style
-  tsx cli/main.ts files upload <thread> ./brief.pdf`;
+  tsx cli/main.ts files upload <thread> ./brief.pdf
+  tsx cli/main.ts users add alice --name "Alice Example"
+  tsx cli/main.ts tokens issue alice --label laptop`;
 
 /** A mistake in the command line: printed with {@link USAGE}, exit code 2. */
 export class UsageError extends Error {
@@ -89,7 +100,12 @@ export type Command =
       agent: string | undefined;
     }
   | { name: "files-list"; store: StoreOptions; threadId: string; folder: string | undefined }
-  | { name: "files-cat"; store: StoreOptions; threadId: string; path: string };
+  | { name: "files-cat"; store: StoreOptions; threadId: string; path: string }
+  | { name: "users-add"; store: StoreOptions; uid: string; displayName: string | undefined }
+  | { name: "users-list"; store: StoreOptions }
+  | { name: "tokens-issue"; store: StoreOptions; uid: string; label: string | undefined }
+  | { name: "tokens-list"; store: StoreOptions; uid: string }
+  | { name: "tokens-revoke"; store: StoreOptions; uid: string; tokenId: string };
 
 const OPTIONS = {
   uid: { type: "string" },
@@ -97,14 +113,21 @@ const OPTIONS = {
   agent: { type: "string" },
   thread: { type: "string" },
   replace: { type: "boolean" },
+  name: { type: "string" },
+  label: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 /** Options only some commands understand; any other command rejects them rather than ignore them. */
-const OPTION_COMMANDS: Record<"agent" | "thread" | "replace", readonly string[]> = {
+const OPTION_COMMANDS: Record<
+  "agent" | "thread" | "replace" | "name" | "label",
+  readonly string[]
+> = {
   agent: ["chat", "files"],
   thread: ["chat"],
   replace: ["skills"],
+  name: ["users"],
+  label: ["tokens"],
 };
 
 /**
@@ -153,6 +176,10 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       return skillsCommand(rest, store, values.replace === true);
     case "files":
       return filesCommand(rest, store, nonEmpty(values.agent, "--agent"));
+    case "users":
+      return usersCommand(rest, store, nonEmpty(values.name, "--name"));
+    case "tokens":
+      return tokensCommand(rest, store, nonEmpty(values.label, "--label"));
     default:
       throw new UsageError(`unknown command "${name}"`);
   }
@@ -241,6 +268,68 @@ function filesCommand(rest: string[], store: StoreOptions, agent: string | undef
   if (path === undefined) throw new UsageError(`"${shape}" needs a path`);
   noMoreArguments(shape, extra);
   return { name: "files-cat", store, threadId, path };
+}
+
+function usersCommand(
+  rest: string[],
+  store: StoreOptions,
+  displayName: string | undefined,
+): Command {
+  const [sub, ...more] = rest;
+  if (sub !== "add" && sub !== "list") {
+    throw new UsageError(
+      sub === undefined
+        ? '"users" needs a subcommand: add <uid> or list'
+        : `unknown subcommand "users ${sub}": use add <uid> or list`,
+    );
+  }
+  if (displayName !== undefined && sub !== "add") {
+    throw new UsageError('option --name is only for "users add"');
+  }
+  if (sub === "list") {
+    noMoreArguments("users list", more);
+    return { name: "users-list", store };
+  }
+  const [uid, ...extra] = more;
+  if (uid === undefined) throw new UsageError('"users add <uid>" needs a user id');
+  noMoreArguments("users add <uid>", extra);
+  return { name: "users-add", store, uid, displayName };
+}
+
+function tokensCommand(rest: string[], store: StoreOptions, label: string | undefined): Command {
+  const [sub, uid, ...more] = rest;
+  const shapes: Record<string, string> = {
+    issue: "tokens issue <uid>",
+    list: "tokens list <uid>",
+    revoke: "tokens revoke <uid> <token-id>",
+  };
+  const shape = sub === undefined ? undefined : shapes[sub];
+  if (!shape) {
+    throw new UsageError(
+      sub === undefined
+        ? '"tokens" needs a subcommand: issue, list or revoke'
+        : `unknown subcommand "tokens ${sub}": use issue, list or revoke`,
+    );
+  }
+  if (label !== undefined && sub !== "issue") {
+    throw new UsageError('option --label is only for "tokens issue"');
+  }
+  // The user is a positional argument here: these commands manage a user, they do not act as one.
+  if (uid === undefined) throw new UsageError(`"${shape}" needs a user id`);
+  if (sub === "issue") {
+    noMoreArguments(shape, more);
+    return { name: "tokens-issue", store, uid, label };
+  }
+  if (sub === "list") {
+    noMoreArguments(shape, more);
+    return { name: "tokens-list", store, uid };
+  }
+  const [tokenId, ...extra] = more;
+  if (tokenId === undefined) {
+    throw new UsageError(`"${shape}" needs a token id (see "tokens list ${uid}")`);
+  }
+  noMoreArguments(shape, extra);
+  return { name: "tokens-revoke", store, uid, tokenId };
 }
 
 function storeOptions(

@@ -8,6 +8,7 @@ import { catFile, listFiles, uploadFile } from "./files.js";
 import { Interrupts } from "./interrupts.js";
 import { describeError } from "./report.js";
 import { addSkill, listSkills, removeSkill } from "./skills.js";
+import { addUser, issueToken, listTokens, listUsers, revokeToken } from "./users.js";
 
 const EXIT_ERROR = 1;
 const EXIT_USAGE = 2;
@@ -76,6 +77,16 @@ function dispatch(context: CliContext, command: Exclude<Command, { name: "help" 
       return listFiles(runtime, io, command.store, command.threadId, command.folder);
     case "files-cat":
       return catFile(runtime, io, command.store, command.threadId, command.path);
+    case "users-add":
+      return addUser(runtime, io, command.uid, command.displayName);
+    case "users-list":
+      return listUsers(runtime, io);
+    case "tokens-issue":
+      return issueToken(runtime, io, command.uid, command.label);
+    case "tokens-list":
+      return listTokens(runtime, io, command.uid);
+    case "tokens-revoke":
+      return revokeToken(runtime, io, command.uid, command.tokenId);
   }
 }
 

@@ -70,6 +70,37 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0003_users_tokens",
+    migration: {
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .createTable("users")
+          .addColumn("uid", "text", (col) => col.primaryKey())
+          .addColumn("display_name", "text", (col) => col.notNull())
+          .addColumn("created_at", "text", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createTable("tokens")
+          .addColumn("id", "text", (col) => col.primaryKey())
+          .addColumn("uid", "text", (col) => col.notNull())
+          .addColumn("token_hash", "text", (col) => col.notNull())
+          .addColumn("label", "text", (col) => col.notNull())
+          .addColumn("created_at", "text", (col) => col.notNull())
+          .addColumn("last_used_at", "text")
+          .addColumn("revoked_at", "text")
+          .execute();
+        // Every authenticated request looks a token up by its hash.
+        await db.schema
+          .createIndex("tokens_token_hash")
+          .on("tokens")
+          .column("token_hash")
+          .unique()
+          .execute();
+        await db.schema.createIndex("tokens_uid").on("tokens").column("uid").execute();
+      },
+    },
+  },
 ];
 
 /** Hands {@link MIGRATIONS} to Kysely's `Migrator` (no files: migrations ship inside the code). */

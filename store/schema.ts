@@ -46,8 +46,39 @@ export interface ThreadsTable {
   updated_at: string;
 }
 
+/** One row of `users`: someone who may hold API tokens. The domain view is `UserRecord`. */
+export interface UsersTable {
+  /** Matches `USER_ID_PATTERN` (`store/users.ts`); the same uid agents and threads are owned by. */
+  uid: string;
+  display_name: string;
+  /** ISO-8601, UTC. */
+  created_at: string;
+}
+
+/**
+ * One row of `tokens`: an API token of a user. Only the token's SHA-256 is stored; the token
+ * itself is shown once, when it is issued.
+ */
+export interface TokensTable {
+  /** `tok_` + 16 hex digits; safe to show and log. */
+  id: string;
+  /** The owner, a `users.uid`. Not a foreign key, like the other tables' owner columns. */
+  uid: string;
+  /** Lowercase hex SHA-256 of the token text; unique (index `tokens_token_hash`). */
+  token_hash: string;
+  label: string;
+  /** ISO-8601, UTC. */
+  created_at: string;
+  /** ISO-8601, UTC; null until first used. Updated at most once a minute. */
+  last_used_at: string | null;
+  /** ISO-8601, UTC; null while the token is valid. */
+  revoked_at: string | null;
+}
+
 /** Every table of the shared database, keyed by table name. */
 export interface DatabaseSchema {
   agents: AgentsTable;
   threads: ThreadsTable;
+  users: UsersTable;
+  tokens: TokensTable;
 }

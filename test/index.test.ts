@@ -28,6 +28,7 @@ describe("public API", () => {
         "makeChildThreadId",
         "parseChildThreadId",
         "subAgentContextSchema",
+        "USER_ID_PATTERN",
       ].sort(),
     );
   });

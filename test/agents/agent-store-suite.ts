@@ -276,6 +276,45 @@ export function runAgentStoreSuite(name: string, openDatabase: () => Promise<Dat
         await expectFailure(agents.get("alice", mine.id), ErrorCode.NotFound);
         expect(await countAgents()).toBe(0);
       });
+
+      it("refuses to delete a subagent its owner's main agents list, naming them", async () => {
+        const researcher = await subagent("alice", "researcher", {
+          share_config: { mode: "public" },
+        });
+        const boss = await chat("alice", "boss", {
+          config_json: { context: { subagents: ["researcher", "general-purpose"] } },
+        });
+        // Another user's reference is by slug only: it neither blocks nor is named.
+        await chat("bob", "bobs", { config_json: { context: { subagents: ["researcher"] } } });
+        const before = await rowOf(boss.id);
+
+        const failure = await expectFailure(
+          agents.delete("alice", researcher.id),
+          ErrorCode.AgentInUse,
+        );
+        expect(failure.message).toContain('"boss"');
+        expect(failure.message).not.toContain("bobs");
+        expect(failure.message).toContain("detach");
+        expect(await rowOf(boss.id)).toEqual(before);
+        expect(await countAgents()).toBe(3);
+      });
+
+      it("detaches a listed subagent on request, bumping each referencing agent's version", async () => {
+        const researcher = await subagent("alice", "researcher");
+        const boss = await chat("alice", "boss", {
+          config_json: { context: { subagents: ["researcher", "general-purpose"], max_rounds: 4 } },
+        });
+
+        await agents.delete("alice", researcher.id, { detach: true });
+
+        await expectFailure(agents.get("alice", researcher.id), ErrorCode.NotFound);
+        const after = await agents.get("alice", boss.id);
+        expect(after.version).toBe(boss.version + 1);
+        expect(after.config_json.context).toEqual({
+          subagents: ["general-purpose"],
+          max_rounds: 4,
+        });
+      });
     });
 
     describe("update", () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { ErrorCode } from "../../errors.js";
 import { applyAgentUpdate, buildAgentRecord, resolveBackend } from "../../agents/rules.js";
 import {
   type AgentRecord,
@@ -7,6 +6,7 @@ import {
   parseAgentUpdate,
   SLUG_PATTERN,
 } from "../../agents/schema.js";
+import { ErrorCode } from "../../errors.js";
 import { expectFailure } from "./helpers.js";
 
 const FACTS = { id: "id-1", owner_uid: "alice", now: "2025-01-01T00:00:00.000Z" };

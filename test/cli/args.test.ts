@@ -79,6 +79,43 @@ describe("parseCommandLine", () => {
     });
   });
 
+  it("parses the users and tokens commands, the user being a positional argument", () => {
+    expect(parseCommandLine(["users", "add", "alice", "--name", "Alice Example"], {})).toEqual({
+      name: "users-add",
+      store: { uid: "demo", dataDir: "data", dataGiven: false },
+      uid: "alice",
+      displayName: "Alice Example",
+    });
+    expect(parseCommandLine(["users", "add", "bob"], {})).toMatchObject({
+      name: "users-add",
+      uid: "bob",
+      displayName: undefined,
+    });
+    expect(parseCommandLine(["users", "list"], {})).toMatchObject({ name: "users-list" });
+    expect(parseCommandLine(["tokens", "issue", "alice", "--label", "laptop"], {})).toMatchObject({
+      name: "tokens-issue",
+      uid: "alice",
+      label: "laptop",
+    });
+    expect(parseCommandLine(["tokens", "issue", "alice"], {})).toMatchObject({
+      name: "tokens-issue",
+      label: undefined,
+    });
+    expect(parseCommandLine(["tokens", "list", "alice"], {})).toEqual({
+      name: "tokens-list",
+      store: { uid: "demo", dataDir: "data", dataGiven: false },
+      uid: "alice",
+    });
+    expect(
+      parseCommandLine(["tokens", "revoke", "alice", "tok_0123456789abcdef", "--data", "/d"], {}),
+    ).toEqual({
+      name: "tokens-revoke",
+      store: { uid: "demo", dataDir: "/d", dataGiven: true },
+      uid: "alice",
+      tokenId: "tok_0123456789abcdef",
+    });
+  });
+
   it("treats help, --help and -h alike", () => {
     for (const argv of [["help"], ["--help"], ["chat", "-h"]]) {
       expect(parseCommandLine(argv, {})).toEqual({ name: "help" });
@@ -105,6 +142,26 @@ describe("parseCommandLine", () => {
     [["files", "upload", "t1"], "needs a local file"],
     [["files", "cat", "t1"], "needs a path"],
     [["files", "list", "t1", "--agent", "x"], '--agent is only for "files upload"'],
+    [["users"], '"users" needs a subcommand: add <uid> or list'],
+    [["users", "remove", "alice"], 'unknown subcommand "users remove"'],
+    [["users", "add"], '"users add <uid>" needs a user id'],
+    [["users", "add", "alice", "bob"], '"bob"'],
+    [["users", "list", "extra"], '"users list" takes no further arguments'],
+    [["users", "list", "--name", "x"], '--name is only for "users add"'],
+    [["users", "add", "alice", "--name", " "], "--name needs a non-empty value"],
+    [["users", "add", "alice", "--label", "x"], '--label is only for "tokens", not "users"'],
+    [["tokens"], '"tokens" needs a subcommand: issue, list or revoke'],
+    [["tokens", "show", "alice"], 'unknown subcommand "tokens show"'],
+    [["tokens", "issue"], '"tokens issue <uid>" needs a user id'],
+    [["tokens", "list"], '"tokens list <uid>" needs a user id'],
+    [["tokens", "revoke", "alice"], 'needs a token id (see "tokens list alice")'],
+    [["tokens", "revoke", "alice", "tok_1", "tok_2"], '"tok_2"'],
+    [["tokens", "issue", "alice", "extra"], '"extra"'],
+    [["tokens", "list", "alice", "--label", "x"], '--label is only for "tokens issue"'],
+    [["tokens", "revoke", "alice", "tok_1", "--label", "x"], '--label is only for "tokens issue"'],
+    [["tokens", "issue", "alice", "--label", ""], "--label needs a non-empty value"],
+    [["tokens", "issue", "alice", "--name", "x"], '--name is only for "users", not "tokens"'],
+    [["chat", "--label", "x"], '--label is only for "tokens", not "chat"'],
   ])("rejects %j naming the problem", (argv, expected) => {
     expect(usageError(argv).message).toContain(expected);
   });

@@ -162,6 +162,71 @@ describe("cli/main.ts", { timeout: 60_000 }, () => {
     expect(removed.stdout).toContain('removed skill "house-style"');
   });
 
+  it("users add, tokens issue/list/revoke: a revoked token no longer authenticates", async () => {
+    const added = await cli([
+      "users",
+      "add",
+      "alice",
+      "--name",
+      "Alice Example",
+      "--data",
+      dataDir,
+    ]);
+    expect(added.stderr).toBe("");
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain('added user "alice"');
+    const users = await cli(["users", "list", "--data", dataDir]);
+    expect(users.stdout).toMatch(/^UID\s+NAME\s+CREATED$/m);
+    expect(users.stdout).toMatch(/^alice\s+Alice Example\s+\d{4}-\d\d-\d\dT\S+Z$/m);
+
+    const issued = await cli(["tokens", "issue", "alice", "--label", "laptop", "--data", dataDir]);
+    expect(issued.stderr).toBe("");
+    expect(issued.code).toBe(0);
+    const token = /^(sgk_[A-Za-z0-9_-]+)$/m.exec(issued.stdout)?.[1];
+    const tokenId = /\b(tok_[0-9a-f]{16})\b/.exec(issued.stdout)?.[1];
+    if (token === undefined || tokenId === undefined) {
+      throw new Error(`no token or token id in:\n${issued.stdout}`);
+    }
+    // Printed once, with how to use it.
+    expect(issued.stdout.split(token)).toHaveLength(2);
+    expect(issued.stdout).toContain("cannot be shown again");
+    expect(issued.stdout).toContain("Authorization: Bearer <token>");
+    expect(issued.stdout).toContain("x-api-key: <token>");
+
+    const before = await createRuntime({ dataDir, env: {} });
+    try {
+      expect(await before.users.authenticate(token)).toBe("alice");
+    } finally {
+      await before.close();
+    }
+
+    const listed = await cli(["tokens", "list", "alice", "--data", dataDir]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^ID\s+LABEL\s+CREATED\s+LAST USED\s+REVOKED$/m);
+    // Used once (by the runtime above), not revoked.
+    expect(listed.stdout).toMatch(new RegExp(`^${tokenId}\\s+laptop\\s+\\S+Z\\s+\\S+Z\\s+-$`, "m"));
+    expect(listed.stdout).not.toContain(token);
+
+    const revoked = await cli(["tokens", "revoke", "alice", tokenId, "--data", dataDir]);
+    expect(revoked.stderr).toBe("");
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout.trim()).toBe(`revoked ${tokenId}`);
+    const again = await cli(["tokens", "revoke", "alice", tokenId, "--data", dataDir]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`"${tokenId}"`);
+
+    const after = await createRuntime({ dataDir, env: {} });
+    try {
+      expect(await after.users.authenticate(token)).toBeUndefined();
+    } finally {
+      await after.close();
+    }
+
+    const unknown = await cli(["tokens", "issue", "ghost", "--data", dataDir]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^error \[NOT_FOUND\]: user "ghost" not found.*users add ghost/);
+  });
+
   it("rejects an unknown command with exit code 2, naming it and showing the usage", async () => {
     const result = await cli(["serve", "--data", dataDir]);
     expect(result.code).toBe(2);

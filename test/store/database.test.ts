@@ -20,7 +20,11 @@ describe("openSqliteDatabase", () => {
   });
 
   it("numbers the migrations in order", () => {
-    expect(MIGRATIONS.map((entry) => entry.name)).toEqual(["0001_agents", "0002_threads"]);
+    expect(MIGRATIONS.map((entry) => entry.name)).toEqual([
+      "0001_agents",
+      "0002_threads",
+      "0003_users_tokens",
+    ]);
   });
 
   it("creates the parent folder, migrates and sets the pragmas", async () => {
@@ -63,7 +67,11 @@ describe("openSqliteDatabase", () => {
       expect(threads).toEqual([{ thread_id: "t1" }]);
       const applied = await sql<{ name: string }>`
         select name from kysely_migration order by name`.execute(second.db);
-      expect(applied.rows.map((row) => row.name)).toEqual(["0001_agents", "0002_threads"]);
+      expect(applied.rows.map((row) => row.name)).toEqual([
+        "0001_agents",
+        "0002_threads",
+        "0003_users_tokens",
+      ]);
     } finally {
       await second.close();
     }
