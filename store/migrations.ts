@@ -101,6 +101,19 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0004_thread_metadata",
+    migration: {
+      // Threads can now exist before their first run (LangGraph's `POST /threads`): they carry
+      // client metadata, and `agent_id` is "" until a run binds an agent.
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .alterTable("threads")
+          .addColumn("metadata", "text", (col) => col.notNull().defaultTo("{}"))
+          .execute();
+      },
+    },
+  },
 ];
 
 /** Hands {@link MIGRATIONS} to Kysely's `Migrator` (no files: migrations ship inside the code). */

@@ -6,6 +6,8 @@
  * integers 0/1. Decoding into domain types (booleans, parsed JSON) belongs to each repository.
  */
 
+import type { Generated } from "kysely";
+
 /** One row of `agents`. The domain view is `AgentRecord` in `agents/schema.ts`. */
 export interface AgentsTable {
   /** A UUID, unique across owners. */
@@ -38,8 +40,13 @@ export interface AgentsTable {
 export interface ThreadsTable {
   thread_id: string;
   owner_uid: string;
-  /** The agent the thread was started with. Not a foreign key: ownership outlives the agent. */
+  /**
+   * The agent the thread was started with; "" for a thread created without a run yet. Not a
+   * foreign key: ownership outlives the agent.
+   */
   agent_id: string;
+  /** JSON text of the client's metadata (an object); "{}" by default. */
+  metadata: Generated<string>;
   /** ISO-8601, UTC. */
   created_at: string;
   /** ISO-8601, UTC. */

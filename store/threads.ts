@@ -50,6 +50,7 @@ export class ThreadRepository {
         thread_id: threadId,
         owner_uid: uid,
         agent_id: agentId,
+        metadata: "{}",
         created_at: now,
         updated_at: now,
       })
@@ -57,7 +58,56 @@ export class ThreadRepository {
       .execute();
     const row = await this.get(uid, threadId);
     if (row === undefined) throw threadNotFound(threadId);
-    return row;
+    if (row.agent_id !== "") return row;
+    // Created without a run (`create`): the first run binds its agent.
+    await this.#db
+      .updateTable("threads")
+      .set({ agent_id: agentId, updated_at: now })
+      .where("thread_id", "=", threadId)
+      .where("agent_id", "=", "")
+      .execute();
+    return (await this.get(uid, threadId)) ?? row;
+  }
+
+  /**
+   * Creates a thread for `uid` with no agent yet (a run binds one) and client `metadata`.
+   * Returns the row and whether it was created now; an id that exists already (the caller's or
+   * anyone's) is not touched and comes back as `created: false` with the row when it is the
+   * caller's, else `undefined`.
+   */
+  async create(
+    uid: string,
+    threadId: string,
+    metadata: Record<string, unknown>,
+  ): Promise<{ created: boolean; row: ThreadRecord | undefined }> {
+    const now = this.#now().toISOString();
+    const inserted = await this.#db
+      .insertInto("threads")
+      .values({
+        thread_id: threadId,
+        owner_uid: uid,
+        agent_id: "",
+        metadata: JSON.stringify(metadata),
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((conflict) => conflict.column("thread_id").doNothing())
+      .executeTakeFirst();
+    const created = (inserted.numInsertedOrUpdatedRows ?? 0n) > 0n;
+    return { created, row: await this.get(uid, threadId) };
+  }
+
+  /** Merges `metadata` into the thread's (keys set to `null` are removed). */
+  async mergeMetadata(uid: string, threadId: string, metadata: Record<string, unknown>) {
+    const row = await this.get(uid, threadId);
+    if (row === undefined) throw threadNotFound(threadId);
+    const merged: Record<string, unknown> = { ...metadataOf(row), ...metadata };
+    for (const [key, value] of Object.entries(metadata)) if (value === null) delete merged[key];
+    await this.#db
+      .updateTable("threads")
+      .set({ metadata: JSON.stringify(merged), updated_at: this.#now().toISOString() })
+      .where("thread_id", "=", threadId)
+      .execute();
   }
 
   /** The thread's row, or `undefined` when it does not exist or belongs to another user. */
@@ -88,6 +138,18 @@ export class ThreadRepository {
       .orderBy("updated_at", "desc")
       .orderBy("thread_id")
       .execute();
+  }
+}
+
+/** A row's metadata as an object (a damaged value reads as empty rather than failing). */
+export function metadataOf(row: ThreadRecord): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(row.metadata);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
   }
 }
 

@@ -24,6 +24,7 @@ describe("openSqliteDatabase", () => {
       "0001_agents",
       "0002_threads",
       "0003_users_tokens",
+      "0004_thread_metadata",
     ]);
   });
 
@@ -71,6 +72,7 @@ describe("openSqliteDatabase", () => {
         "0001_agents",
         "0002_threads",
         "0003_users_tokens",
+        "0004_thread_metadata",
       ]);
     } finally {
       await second.close();

@@ -22,10 +22,28 @@ describe("ThreadRepository", () => {
       thread_id: "t1",
       owner_uid: "alice",
       agent_id: "agent-1",
+      metadata: "{}",
       created_at: "2025-01-01T00:00:00.000Z",
       updated_at: "2025-01-01T00:00:00.000Z",
     });
     expect(await threads.get("alice", "t1")).toEqual(row);
+  });
+
+  it("creates a thread without an agent, which the first run binds", async () => {
+    const made = await threads.create("alice", "t0", { topic: "tides" });
+    expect(made).toMatchObject({
+      created: true,
+      row: { agent_id: "", metadata: '{"topic":"tides"}' },
+    });
+    expect(await threads.create("alice", "t0", {})).toMatchObject({
+      created: false,
+      row: { thread_id: "t0" },
+    });
+    expect(await threads.create("bob", "t0", {})).toEqual({ created: false, row: undefined });
+    expect((await threads.claim("alice", "t0", "agent-1")).agent_id).toBe("agent-1");
+    expect((await threads.claim("alice", "t0", "agent-2")).agent_id).toBe("agent-1");
+    await threads.mergeMetadata("alice", "t0", { topic: null, lang: "en" });
+    expect((await threads.get("alice", "t0"))?.metadata).toBe('{"lang":"en"}');
   });
 
   it("returns the existing row when the owner claims again", async () => {

@@ -69,8 +69,8 @@ describe("migration 0003_users_tokens", () => {
     return result.rows.map((row) => `${row.type}:${row.name}`);
   }
 
-  it("is the newest migration and creates both tables and their indexes on a fresh file", async () => {
-    expect(MIGRATIONS.at(-1)?.name).toBe("0003_users_tokens");
+  it("is the third migration and creates both tables and their indexes on a fresh file", async () => {
+    expect(MIGRATIONS[2]?.name).toBe("0003_users_tokens");
     const database = await openSqliteDatabase(join(dir, "fresh.sqlite"));
     try {
       expect(await tablesAndIndexes(database)).toEqual([
@@ -115,10 +115,12 @@ describe("migration 0003_users_tokens", () => {
         "0001_agents",
         "0002_threads",
         "0003_users_tokens",
+        "0004_thread_metadata",
       ]);
-      expect(await database.db.selectFrom("threads").select("thread_id").execute()).toEqual([
-        { thread_id: "t1" },
-      ]);
+      // 0004 gives the old thread row the default metadata.
+      expect(
+        await database.db.selectFrom("threads").select(["thread_id", "metadata"]).execute(),
+      ).toEqual([{ thread_id: "t1", metadata: "{}" }]);
       const users = new UserRepository(database.db);
       await users.add("alice");
       const { token } = await users.issueToken("alice");
