@@ -21,6 +21,7 @@ import {
   translateChunk,
 } from "./runs/events.js";
 import { repairCancelledTurn } from "./runs/repair.js";
+import { createThreadsApi, type ThreadsApi } from "./runs/thread-api.js";
 import { readHistory, readThreadState, type ThreadCheckpoint } from "./runs/thread-state.js";
 import { SandboxLayout } from "./sandbox/layout.js";
 import { DEFAULT_FILE_TOOL_LIMITS, type FileToolLimits } from "./sandbox/limits.js";
@@ -87,7 +88,18 @@ export interface RunRequest {
   input: string;
   /** Cancels the run (and every running subagent) when aborted. */
   signal?: AbortSignal;
+  /** The run's id (default a new UUID); the HTTP layer picks it to announce it first. */
+  runId?: string;
 }
+
+/** LangGraph stream modes {@link Runtime.streamChunks} passes through. */
+export type GraphStreamMode = "values" | "updates" | "messages" | "custom";
+
+/** What {@link Runtime.streamChunks} yields: a start, LangGraph's own chunks, then the result. */
+export type RawRunItem =
+  | { kind: "started"; runId: string; threadId: string; agentId: string }
+  | { kind: "chunk"; chunk: GraphStreamChunk }
+  | { kind: "finished"; result: RunResult };
 
 /** A subagent's thread as seen through its parent. */
 export interface ChildThreadView {
@@ -161,6 +173,17 @@ export interface Runtime {
   run(request: RunRequest): Promise<RunResult>;
   /** Same as {@link run}, yielding events as they happen; the last is `run_finished`. */
   stream(request: RunRequest): AsyncGenerator<RunEvent>;
+  /**
+   * Same as {@link run}, yielding LangGraph's own stream chunks `[namespace, mode, data]` for
+   * `streamMode` (with subgraphs: a subagent's chunks come under `subagent:<child thread id>`,
+   * its tokens with the child's `thread_id` in their metadata). For protocol adapters.
+   */
+  streamChunks(
+    request: RunRequest,
+    streamMode: readonly GraphStreamMode[],
+  ): AsyncGenerator<RawRunItem>;
+  /** Threads: created ahead of runs, searched, and their LangGraph state. */
+  threads: ThreadsApi;
   /** The thread's checkpoints, newest first, each with its messages and subagent runs. */
   history(uid: string, threadId: string): Promise<ThreadCheckpoint[]>;
   /** A child thread's messages, only if its parent thread is the caller's and records it. */
@@ -288,7 +311,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       );
     }
     const graph = await graphs.mainGraph(request.uid, record);
-    const runId = randomUUID();
+    const runId = request.runId ?? randomUUID();
     const controller = new AbortController();
     const signal = request.signal
       ? AbortSignal.any([request.signal, controller.signal])
@@ -314,6 +337,19 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   }
 
   type PreparedRun = Awaited<ReturnType<typeof prepareRun>>;
+
+  /** The graph's stream with subgraphs, so subagents' chunks come too. */
+  async function* graphChunks(
+    prepared: PreparedRun,
+    streamMode: readonly string[],
+  ): AsyncGenerator<GraphStreamChunk> {
+    const chunks = await prepared.graph.stream(prepared.input, {
+      ...prepared.config,
+      streamMode: [...streamMode],
+      subgraphs: true,
+    });
+    for await (const chunk of chunks) yield chunk as GraphStreamChunk;
+  }
 
   async function finish({ threadId, runId, startedAt }: PreparedRun): Promise<RunResult> {
     const state = await readThreadState(saver.saver, threadId);
@@ -402,9 +438,20 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     remove: async (name) => library().remove(name),
   };
 
+  const threadsApi = createThreadsApi({
+    threads,
+    agents: repository,
+    saver: saver.saver,
+    graphOf: (uid, record) => graphs.mainGraph(uid, record),
+    isBusy: (threadId) => busyThreads.has(threadId),
+    validateThreadId,
+    ensureOpen,
+  });
+
   return {
     agents,
     users,
+    threads: threadsApi,
     files,
     skills,
     checkpointer: saver.saver,
@@ -430,17 +477,28 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
           threadId: prepared.threadId,
           agent: prepared.record.slug,
         };
-        const chunks = await prepared.graph.stream(prepared.input, {
-          ...prepared.config,
-          streamMode: ["updates", "messages", "custom"],
-          subgraphs: true,
-        });
-        for await (const chunk of chunks) {
-          for (const event of translateChunk(prepared.threadId, chunk as GraphStreamChunk)) {
-            yield event;
-          }
+        for await (const chunk of graphChunks(prepared, ["updates", "messages", "custom"])) {
+          for (const event of translateChunk(prepared.threadId, chunk)) yield event;
         }
         yield { type: "run_finished", result: await finish(prepared) };
+      } catch (error) {
+        throw await failure(prepared, error);
+      } finally {
+        await prepared.release();
+      }
+    },
+
+    async *streamChunks(request, streamMode) {
+      const prepared = await prepareRun(request);
+      try {
+        yield {
+          kind: "started",
+          runId: prepared.runId,
+          threadId: prepared.threadId,
+          agentId: prepared.record.id,
+        };
+        for await (const chunk of graphChunks(prepared, streamMode)) yield { kind: "chunk", chunk };
+        yield { kind: "finished", result: await finish(prepared) };
       } catch (error) {
         throw await failure(prepared, error);
       } finally {

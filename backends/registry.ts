@@ -1,5 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
 import type { AgentMiddleware } from "langchain";
 import type { AgentRecord, BackendId } from "../agents/schema.js";
 import { buildChatAgent } from "./chat-agent.js";
@@ -14,7 +14,11 @@ import { buildSubAgent } from "./sub-agent.js";
 export interface AgentGraph {
   invoke(input: unknown, config?: LangGraphRunnableConfig): Promise<{ messages: BaseMessage[] }>;
   stream(input: unknown, config?: AgentStreamConfig): Promise<AsyncIterable<unknown>>;
-  getState(config: LangGraphRunnableConfig): Promise<{ values: unknown; next: readonly string[] }>;
+  getState(config: LangGraphRunnableConfig): Promise<StateSnapshot>;
+  getStateHistory(
+    config: LangGraphRunnableConfig,
+    options?: { limit?: number; before?: LangGraphRunnableConfig },
+  ): AsyncIterableIterator<StateSnapshot>;
   updateState(config: LangGraphRunnableConfig, values: Record<string, unknown>): Promise<unknown>;
 }
 

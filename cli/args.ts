@@ -5,6 +5,8 @@ import { DEMO_UID } from "./seed.js";
 export const USAGE = `Usage: tsx cli/main.ts <command> [options]
 
 Commands:
+  serve                Serve the HTTP API (default 127.0.0.1:$PORT, else 8787). The first start
+                       creates the demo user and agents and prints the user's token once.
   chat [question]      Ask your default agent (or --agent) one question and print the answer.
                        Without a question: an interactive chat on a terminal, or the whole of
                        stdin as the question when it is piped.
@@ -37,6 +39,8 @@ Options:
   --agent <slug>       chat: the agent to ask (default: your default agent).
   --thread <id>        chat: continue this thread (its id is printed after each answer).
   --replace            skills add: replace an installed skill of the same name.
+  --port <n>           serve: the port (default $PORT, else 8787).
+  --host <address>     serve: the address to listen on (default 127.0.0.1).
   --name <text>        users add: the user's display name (default: the uid).
   --label <text>       tokens issue: what the token is for (default: "default").
   -h, --help           Show this text.
@@ -88,6 +92,7 @@ export type Command =
   | { name: "agents-list"; store: StoreOptions }
   | { name: "agents-show"; store: StoreOptions; slug: string }
   | { name: "demo"; store: StoreOptions }
+  | { name: "serve"; store: StoreOptions; host: string; port: number }
   | { name: "skills-list"; store: StoreOptions }
   | { name: "skills-add"; store: StoreOptions; folder: string; replace: boolean }
   | { name: "skills-remove"; store: StoreOptions; skill: string }
@@ -113,6 +118,8 @@ const OPTIONS = {
   agent: { type: "string" },
   thread: { type: "string" },
   replace: { type: "boolean" },
+  port: { type: "string" },
+  host: { type: "string" },
   name: { type: "string" },
   label: { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -120,7 +127,7 @@ const OPTIONS = {
 
 /** Options only some commands understand; any other command rejects them rather than ignore them. */
 const OPTION_COMMANDS: Record<
-  "agent" | "thread" | "replace" | "name" | "label",
+  "agent" | "thread" | "replace" | "name" | "label" | "port" | "host",
   readonly string[]
 > = {
   agent: ["chat", "files"],
@@ -128,6 +135,8 @@ const OPTION_COMMANDS: Record<
   replace: ["skills"],
   name: ["users"],
   label: ["tokens"],
+  port: ["serve"],
+  host: ["serve"],
 };
 
 /**
@@ -170,6 +179,14 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     case "demo":
       noMoreArguments(name, rest);
       return { name: "demo", store };
+    case "serve":
+      noMoreArguments(name, rest);
+      return {
+        name: "serve",
+        store,
+        host: nonEmpty(values.host, "--host") ?? "127.0.0.1",
+        port: portOf(nonEmpty(values.port, "--port") ?? (env.PORT?.trim() || "8787")),
+      };
     case "agents":
       return agentsCommand(rest, store);
     case "skills":
@@ -330,6 +347,14 @@ function tokensCommand(rest: string[], store: StoreOptions, label: string | unde
   }
   noMoreArguments(shape, extra);
   return { name: "tokens-revoke", store, uid, tokenId };
+}
+
+function portOf(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) {
+    throw new UsageError(`port "${text}" is not a port number: use 0-65535 (0 picks a free one)`);
+  }
+  return port;
 }
 
 function storeOptions(

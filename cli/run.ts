@@ -7,6 +7,7 @@ import { demoCommand } from "./demo.js";
 import { catFile, listFiles, uploadFile } from "./files.js";
 import { Interrupts } from "./interrupts.js";
 import { describeError } from "./report.js";
+import { serveCommand } from "./serve.js";
 import { addSkill, listSkills, removeSkill } from "./skills.js";
 import { addUser, issueToken, listTokens, listUsers, revokeToken } from "./users.js";
 
@@ -28,6 +29,14 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   if (command.name === "help") {
     io.stdout.write(`${USAGE}\n`);
     return 0;
+  }
+  if (command.name === "serve") {
+    // The server owns its runtime and its signals: a Ctrl-C is a graceful shutdown there.
+    try {
+      return await serveCommand(command, io);
+    } catch (error) {
+      return reportFailure(io, error);
+    }
   }
 
   const interrupts = new Interrupts();
@@ -54,7 +63,7 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   }
 }
 
-function dispatch(context: CliContext, command: Exclude<Command, { name: "help" }>) {
+function dispatch(context: CliContext, command: Exclude<Command, { name: "help" | "serve" }>) {
   const { runtime, io } = context;
   switch (command.name) {
     case "chat":

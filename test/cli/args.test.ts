@@ -123,7 +123,7 @@ describe("parseCommandLine", () => {
   });
 
   it.each([
-    [["serve"], 'unknown command "serve"'],
+    [["launch"], 'unknown command "launch"'],
     [[], "no command given"],
     [["chat", "--bogus"], "--bogus"],
     [["chat", "--uid"], "--uid"],

@@ -228,9 +228,9 @@ describe("cli/main.ts", { timeout: 60_000 }, () => {
   });
 
   it("rejects an unknown command with exit code 2, naming it and showing the usage", async () => {
-    const result = await cli(["serve", "--data", dataDir]);
+    const result = await cli(["launch", "--data", dataDir]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('unknown command "serve"');
+    expect(result.stderr).toContain('unknown command "launch"');
     expect(result.stderr).toContain("Usage: tsx cli/main.ts <command>");
     expect(result.stdout).toBe("");
   });

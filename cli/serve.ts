@@ -1,0 +1,84 @@
+import { createRuntime } from "../runtime.js";
+import { createServer } from "../server/app.js";
+import type { StoreOptions } from "./args.js";
+import { type Io, say } from "./context.js";
+import { DEMO_UID, seedDemo } from "./seed.js";
+
+/** Default port of `serve` (`PORT` or `--port` override it). */
+export const DEFAULT_PORT = 8787;
+
+/** What `serve` listens on. */
+export interface ServeOptions {
+  store: StoreOptions;
+  host: string;
+  port: number;
+}
+
+/**
+ * The `serve` command (`npm start`): the HTTP API on `host:port` over the data dir. On the first
+ * start it creates the `demo` user with the demo agents and prints that user's token once.
+ * SIGINT/SIGTERM shut down gracefully: no new connections, running runs cancelled cleanly (their
+ * threads repaired, so they take the next message), then the databases closed. A second signal
+ * exits at once.
+ *
+ * @returns the exit code once the server has stopped.
+ */
+export async function serveCommand(options: ServeOptions, io: Io): Promise<number> {
+  const runtime = await createRuntime({ dataDir: options.store.dataDir, env: io.env });
+  let server: Awaited<ReturnType<typeof createServer>> | undefined;
+  try {
+    const firstStart = (await runtime.users.get(DEMO_UID)) === undefined;
+    await runtime.users.ensure(DEMO_UID, { displayName: "Demo user" });
+    const seeded = await seedDemo(runtime, DEMO_UID);
+    const token = firstStart
+      ? (await runtime.users.issueToken(DEMO_UID, { label: "first start" })).token
+      : undefined;
+    server = await createServer(runtime, { logger: { level: io.env.LOG_LEVEL ?? "warn" } });
+    const address = await server.app.listen({ host: options.host, port: options.port });
+    say(io, `subagent-graph serving on ${address} (data: ${options.store.dataDir})`);
+    say(io, `API docs: ${address}/openapi.json`);
+    if (seeded.length > 0) {
+      say(
+        io,
+        `created the demo agents for user "${DEMO_UID}": ${seeded.map((a) => a.slug).join(", ")}`,
+      );
+    }
+    if (token) {
+      say(io, `token of user "${DEMO_UID}" (shown once, keep it): ${token}`);
+      say(io, `try: curl -H "Authorization: Bearer ${token}" ${address}/api/agent`);
+    } else {
+      say(
+        io,
+        `users and tokens: tsx cli/main.ts tokens issue ${DEMO_UID} (the first token was printed on the first start)`,
+      );
+    }
+  } catch (error) {
+    await server?.app.close();
+    await runtime.close();
+    throw error;
+  }
+
+  const running = server;
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = async (signal: NodeJS.Signals) => {
+      if (stopping) {
+        io.stderr.write(`\n${signal} again: exiting now\n`);
+        process.exit(130);
+      }
+      stopping = true;
+      io.stderr.write(
+        `\n${signal}: shutting down (no new requests; running runs are cancelled cleanly)\n`,
+      );
+      const closing = running.app.close();
+      await running.runs.cancelAll();
+      await closing;
+      await runtime.close();
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve(0);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}

@@ -1,0 +1,222 @@
+import { randomUUID } from "node:crypto";
+import type { StateSnapshot } from "@langchain/langgraph";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { AgentRepository } from "../agents/repository.js";
+import type { AgentRecord } from "../agents/schema.js";
+import type { AgentGraph } from "../backends/registry.js";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { metadataOf, type ThreadRecord, type ThreadRepository } from "../store/threads.js";
+
+/** A thread as the threads API shows it. */
+export interface ThreadInfo {
+  threadId: string;
+  ownerUid: string;
+  /** The agent its runs use; undefined before the first run. */
+  agentId: string | undefined;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+  /** A run is in progress on it (in this process). */
+  busy: boolean;
+}
+
+/** Options of {@link ThreadsApi.create}. */
+export interface CreateThreadOptions {
+  /** The id to use (default a new UUID). */
+  threadId?: string;
+  metadata?: Record<string, unknown>;
+  /** What to do when the id exists: `raise` (default: `ALREADY_EXISTS`) or `do_nothing`. */
+  ifExists?: "raise" | "do_nothing";
+}
+
+/** Options of {@link ThreadsApi.search}. */
+export interface SearchThreadsOptions {
+  /** Threads whose metadata holds every one of these key/value pairs. */
+  metadata?: Record<string, unknown>;
+  ids?: readonly string[];
+  limit?: number;
+  offset?: number;
+}
+
+/** Threads of a user: created ahead of runs, searched, and their LangGraph state read. */
+export interface ThreadsApi {
+  create(uid: string, options?: CreateThreadOptions): Promise<ThreadInfo>;
+  get(uid: string, threadId: string): Promise<ThreadInfo>;
+  search(uid: string, options?: SearchThreadsOptions): Promise<ThreadInfo[]>;
+  /** Merges metadata into the thread's (a key set to null is removed). */
+  updateMetadata(
+    uid: string,
+    threadId: string,
+    metadata: Record<string, unknown>,
+  ): Promise<ThreadInfo>;
+  /**
+   * The thread's LangGraph state (at `checkpointId`, default the latest), read through its
+   * agent's graph so `next` and `tasks` are real; undefined before the first run.
+   */
+  state(
+    uid: string,
+    threadId: string,
+    options?: { checkpointId?: string },
+  ): Promise<StateSnapshot | undefined>;
+  /** The thread's states, newest first (`before`: only checkpoints older than that id). */
+  stateHistory(
+    uid: string,
+    threadId: string,
+    options?: { limit?: number; before?: string },
+  ): Promise<StateSnapshot[]>;
+}
+
+/** What {@link createThreadsApi} needs from the runtime. */
+export interface ThreadsApiDeps {
+  threads: ThreadRepository;
+  agents: AgentRepository;
+  saver: BaseCheckpointSaver;
+  /** The main graph of `record` as `uid` may use it. */
+  graphOf(uid: string, record: AgentRecord): Promise<AgentGraph>;
+  isBusy(threadId: string): boolean;
+  validateThreadId(threadId: string): void;
+  ensureOpen(): void;
+}
+
+/** The threads API over the runtime's repositories and saver. */
+export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
+  const info = (row: ThreadRecord): ThreadInfo => ({
+    threadId: row.thread_id,
+    ownerUid: row.owner_uid,
+    agentId: row.agent_id === "" ? undefined : row.agent_id,
+    metadata: metadataOf(row),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    busy: deps.isBusy(row.thread_id),
+  });
+  const owned = async (uid: string, threadId: string): Promise<ThreadRecord> => {
+    deps.ensureOpen();
+    const row = await deps.threads.get(uid, threadId);
+    if (!row) {
+      throw new SubagentGraphError(
+        ErrorCode.NotFound,
+        `thread "${threadId}" not found: pass the id of one of your threads`,
+        { field: "thread_id" },
+      );
+    }
+    return row;
+  };
+  /** The graph the thread's runs use, if its agent is still there for the user. */
+  const graphFor = async (uid: string, row: ThreadRecord): Promise<AgentGraph | undefined> => {
+    if (row.agent_id === "") return undefined;
+    const record = await deps.agents.find(uid, row.agent_id);
+    return record && !record.is_subagent ? deps.graphOf(uid, record) : undefined;
+  };
+  const config = (threadId: string, checkpointId?: string) => ({
+    configurable: {
+      thread_id: threadId,
+      checkpoint_ns: "",
+      ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
+    },
+  });
+
+  return {
+    async create(uid, options = {}) {
+      deps.ensureOpen();
+      const threadId = options.threadId ?? randomUUID();
+      deps.validateThreadId(threadId);
+      const { created, row } = await deps.threads.create(uid, threadId, options.metadata ?? {});
+      if (created && row) return info(row);
+      if (row && options.ifExists === "do_nothing") return info(row);
+      throw new SubagentGraphError(
+        ErrorCode.AlreadyExists,
+        `thread "${threadId}" already exists: use another id, or pass if_exists "do_nothing" to get your existing thread`,
+        { field: "thread_id" },
+      );
+    },
+
+    async get(uid, threadId) {
+      return info(await owned(uid, threadId));
+    },
+
+    async search(uid, options = {}) {
+      deps.ensureOpen();
+      const wanted = Object.entries(options.metadata ?? {});
+      const ids = options.ids ? new Set(options.ids) : undefined;
+      const rows = (await deps.threads.listForUser(uid)).filter((row) => {
+        if (ids && !ids.has(row.thread_id)) return false;
+        const metadata = metadataOf(row);
+        return wanted.every(
+          ([key, value]) => JSON.stringify(metadata[key]) === JSON.stringify(value),
+        );
+      });
+      const offset = options.offset ?? 0;
+      return rows.slice(offset, offset + (options.limit ?? 10)).map(info);
+    },
+
+    async updateMetadata(uid, threadId, metadata) {
+      await owned(uid, threadId);
+      await deps.threads.mergeMetadata(uid, threadId, metadata);
+      return info(await owned(uid, threadId));
+    },
+
+    async state(uid, threadId, options = {}) {
+      const row = await owned(uid, threadId);
+      const graph = await graphFor(uid, row);
+      const tuple = await deps.saver.getTuple(config(threadId, options.checkpointId));
+      if (!tuple) {
+        if (options.checkpointId) {
+          throw new SubagentGraphError(
+            ErrorCode.NotFound,
+            `checkpoint "${options.checkpointId}" not found in thread "${threadId}": pass a checkpoint_id from its history`,
+            { field: "checkpoint_id" },
+          );
+        }
+        return undefined;
+      }
+      return graph ? graph.getState(config(threadId, tuple.checkpoint.id)) : snapshotOf(tuple);
+    },
+
+    async stateHistory(uid, threadId, options = {}) {
+      const row = await owned(uid, threadId);
+      const graph = await graphFor(uid, row);
+      const limit = options.limit ?? 10;
+      const before = options.before ? config(threadId, options.before) : undefined;
+      const states: StateSnapshot[] = [];
+      if (graph) {
+        const history = graph.getStateHistory(config(threadId), {
+          limit,
+          ...(before ? { before } : {}),
+        });
+        for await (const state of history) states.push(state);
+        return states;
+      }
+      for await (const tuple of deps.saver.list(config(threadId), {
+        limit,
+        ...(before ? { before } : {}),
+      })) {
+        states.push(snapshotOf(tuple));
+      }
+      return states;
+    },
+  };
+}
+
+/**
+ * A state read from a checkpoint alone, for a thread whose agent is gone (deleted or no longer
+ * shared): the values are there, but without the graph nothing is known of what runs next.
+ */
+function snapshotOf(
+  tuple: Awaited<ReturnType<BaseCheckpointSaver["getTuple"]>> & object,
+): StateSnapshot {
+  // Channels named like `__start__` or `branch:to:model` are LangGraph's own, not state.
+  const values = Object.fromEntries(
+    Object.entries(tuple.checkpoint.channel_values).filter(
+      ([key]) => !key.startsWith("__") && !key.includes(":"),
+    ),
+  );
+  return {
+    values,
+    next: [],
+    tasks: [],
+    config: tuple.config,
+    metadata: tuple.metadata,
+    createdAt: tuple.checkpoint.ts,
+    ...(tuple.parentConfig ? { parentConfig: tuple.parentConfig } : {}),
+  };
+}

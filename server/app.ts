@@ -1,0 +1,104 @@
+import cors from "@fastify/cors";
+import multipart from "@fastify/multipart";
+import swagger from "@fastify/swagger";
+import Fastify, { type FastifyInstance } from "fastify";
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+} from "fastify-type-provider-zod";
+import type { Runtime } from "../runtime.js";
+import { authHook } from "./auth.js";
+import { handleError, sendError } from "./http-errors.js";
+import { agentRoutes } from "./routes/agents.js";
+import { assistantRoutes } from "./routes/assistants.js";
+import { fileRoutes } from "./routes/files.js";
+import { runRoutes } from "./routes/runs.js";
+import { threadRoutes } from "./routes/threads.js";
+import { RunRegistry } from "./runs/run-registry.js";
+
+/** Options of {@link createServer}. */
+export interface ServerOptions {
+  /** Largest JSON body. Default 1 MiB. */
+  bodyLimit?: number;
+  /** Largest upload. Default 50 MiB. */
+  maxUploadBytes?: number;
+  /** Origins allowed by CORS: `true` (any, the default: tokens travel in headers, never cookies) or a list. */
+  corsOrigins?: true | string[];
+  /** Fastify's logger: `false` (default) or pino options. */
+  logger?: boolean | Record<string, unknown>;
+}
+
+/** The HTTP server and what it owns besides the runtime. */
+export interface SubagentGraphServer {
+  app: FastifyInstance;
+  runs: RunRegistry;
+}
+
+/** Path of the OpenAPI document. */
+export const OPENAPI_PATH = "/openapi.json";
+
+/**
+ * The HTTP API over a runtime: `/api/agent` (agent management), the LangGraph Platform API
+ * subset for threads and runs (what `@langchain/langgraph-sdk` and `useStream` speak), thread
+ * files, and the OpenAPI document at {@link OPENAPI_PATH}. Every route but `/ok`, `/info` and the
+ * document needs a token (`Authorization: Bearer` or `x-api-key`).
+ */
+export async function createServer(
+  runtime: Runtime,
+  options: ServerOptions = {},
+): Promise<SubagentGraphServer> {
+  const maxUploadBytes = options.maxUploadBytes ?? 50 * 1024 * 1024;
+  const app = Fastify({
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    logger: options.logger ?? false,
+    // Ids are chosen by clients; keep them out of the router's length limits' way.
+    routerOptions: { maxParamLength: 512 },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 404, "NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`),
+  );
+
+  await app.register(cors, {
+    origin: options.corsOrigins ?? true,
+    allowedHeaders: ["content-type", "authorization", "x-api-key", "last-event-id"],
+    exposedHeaders: ["content-location", "location", "x-pagination-total", "x-pagination-next"],
+  });
+  await app.register(multipart, { limits: { fileSize: maxUploadBytes, files: 1 } });
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: "subagent-graph",
+        description:
+          "Agents that delegate to subagents. /api/agent manages agents; /assistants, /threads and runs speak the LangGraph Platform API subset used by @langchain/langgraph-sdk.",
+        version: "1",
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: "http", scheme: "bearer" },
+          apiKey: { type: "apiKey", in: "header", name: "x-api-key" },
+        },
+      },
+      security: [{ bearer: [] }, { apiKey: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  app.addHook("onRequest", authHook(runtime.users));
+
+  const runs = new RunRegistry(runtime);
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
+  app.get("/ok", { schema: { hide: true } }, async () => ({ ok: true }));
+  app.get("/info", { schema: { hide: true } }, async () => ({
+    name: "subagent-graph",
+    flags: { assistants: true, crons: false },
+  }));
+  agentRoutes(app, runtime);
+  assistantRoutes(app, runtime);
+  threadRoutes(app, runtime, runs);
+  runRoutes(app, runtime, runs);
+  fileRoutes(app, runtime, maxUploadBytes);
+  return { app, runs };
+}

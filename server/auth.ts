@@ -1,0 +1,47 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { UserRepository } from "../store/users.js";
+import { sendError } from "./http-errors.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The authenticated user (set by the auth hook on every non-public route). */
+    uid: string;
+  }
+}
+
+/** Routes anyone may call: health, server info, the OpenAPI document. */
+export const PUBLIC_PATHS = new Set(["/ok", "/info", "/openapi.json"]);
+
+/**
+ * The token a request carries: `Authorization: Bearer <token>` (what web clients send) or
+ * `x-api-key: <token>` (what `@langchain/langgraph-sdk` sends with `apiKey`).
+ */
+export function tokenOf(request: FastifyRequest): string | undefined {
+  const authorization = request.headers.authorization;
+  if (typeof authorization === "string") {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match?.[1]) return match[1];
+  }
+  const apiKey = request.headers["x-api-key"];
+  return typeof apiKey === "string" && apiKey.trim() ? apiKey.trim() : undefined;
+}
+
+/** An `onRequest` hook: 401 without a valid token, else `request.uid`. Tokens are never logged. */
+export function authHook(users: UserRepository) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.method === "OPTIONS" || PUBLIC_PATHS.has(request.url.split("?")[0] ?? "")) return;
+    const token = tokenOf(request);
+    const uid = token ? await users.authenticate(token) : undefined;
+    if (!uid) {
+      return sendError(
+        reply,
+        401,
+        "UNAUTHORIZED",
+        token
+          ? "the token is unknown or revoked: issue a new one with `tokens issue <uid>`"
+          : "no token: send Authorization: Bearer <token> or x-api-key: <token>",
+      );
+    }
+    request.uid = uid;
+  };
+}

@@ -1,0 +1,104 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
+
+/** The HTTP status of each error code. */
+const STATUS: Record<ErrorCode, number> = {
+  [ErrorCode.Validation]: 422,
+  [ErrorCode.BackendMismatch]: 422,
+  [ErrorCode.SubagentDefault]: 422,
+  [ErrorCode.BackendImmutable]: 422,
+  [ErrorCode.VersionConflict]: 409,
+  [ErrorCode.SlugTaken]: 409,
+  [ErrorCode.NotFound]: 404,
+  [ErrorCode.Forbidden]: 403,
+  [ErrorCode.AgentIsSubagent]: 422,
+  [ErrorCode.InvalidThreadId]: 422,
+  [ErrorCode.Cancelled]: 409,
+  [ErrorCode.ThreadBusy]: 409,
+  [ErrorCode.ModelUnavailable]: 422,
+  [ErrorCode.UnknownTool]: 422,
+  [ErrorCode.ScriptViolation]: 500,
+  [ErrorCode.Closed]: 503,
+  [ErrorCode.PathRefused]: 422,
+  [ErrorCode.UnknownSkill]: 422,
+  [ErrorCode.InvalidSkill]: 422,
+  [ErrorCode.TooLarge]: 413,
+  [ErrorCode.AgentInUse]: 409,
+  [ErrorCode.AlreadyExists]: 409,
+  [ErrorCode.Unsupported]: 422,
+  [ErrorCode.Internal]: 500,
+};
+
+/** The one error shape every endpoint answers with. */
+export interface ErrorBody {
+  error: { code: string; message: string; field?: string };
+}
+
+/** Sends `{ error: { code, message } }` with `status`. */
+export function sendError(
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  message: string,
+  field?: string,
+) {
+  const body: ErrorBody = { error: { code, message, ...(field ? { field } : {}) } };
+  return reply.status(status).type("application/json").send(body);
+}
+
+/**
+ * The server's error handler: our typed errors by code, request validation as 422 naming each
+ * field, malformed JSON as 400, oversized bodies as 413; anything else is a 500 whose details go
+ * to the log only.
+ */
+export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (SubagentGraphError.isInstance(error)) {
+    const status = STATUS[error.code] ?? 500;
+    if (status >= 500) request.log.error({ err: error }, "request failed");
+    return sendError(reply, status, error.code, error.message, error.field);
+  }
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const details = error.validation
+      .map((issue) => `${issue.instancePath || "/"}: ${issue.message}`)
+      .join("; ");
+    return sendError(
+      reply,
+      422,
+      ErrorCode.Validation,
+      `invalid ${error.validationContext ?? "request"}: ${details}`,
+    );
+  }
+  switch (error.code) {
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return sendError(
+        reply,
+        400,
+        "MALFORMED_JSON",
+        `malformed JSON in the request body: ${error.message}`,
+      );
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return sendError(reply, 413, "PAYLOAD_TOO_LARGE", `${error.message}: send a smaller body`);
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return sendError(
+        reply,
+        415,
+        "UNSUPPORTED_MEDIA_TYPE",
+        `${error.message}: send application/json`,
+      );
+  }
+  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
+    return sendError(
+      reply,
+      400,
+      "MALFORMED_JSON",
+      `malformed JSON in the request body: ${error.message}`,
+    );
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return sendError(reply, error.statusCode, error.code ?? "BAD_REQUEST", error.message);
+  }
+  request.log.error({ err: error }, "request failed");
+  return sendError(reply, 500, ErrorCode.Internal, "internal error: see the server log");
+}

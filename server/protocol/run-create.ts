@@ -1,0 +1,194 @@
+import { z } from "zod";
+import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { WIRE_STREAM_MODES, type WireStreamMode } from "../runs/translate.js";
+
+/**
+ * The body of `POST /threads/:id/runs[/stream|/wait]` (the API's `RunCreate`). Unknown fields
+ * are accepted, as the reference server does, because newer SDKs add fields; fields we know but
+ * cannot honour are refused by {@link parseRunCreate} with a 422 naming them.
+ */
+export const runCreateSchema = z.looseObject({
+  assistant_id: z.string().min(1).describe("agent id or slug"),
+  input: z.unknown().optional(),
+  command: z.unknown().optional(),
+  config: z.unknown().optional(),
+  context: z.unknown().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  stream_mode: z.union([z.string(), z.array(z.string())]).optional(),
+  stream_subgraphs: z.boolean().optional(),
+  stream_resumable: z.boolean().optional(),
+  on_disconnect: z.enum(["cancel", "continue"]).optional(),
+  multitask_strategy: z.string().optional(),
+  if_not_exists: z.enum(["create", "reject"]).optional(),
+  checkpoint: z.unknown().optional(),
+  checkpoint_id: z.string().optional(),
+  interrupt_before: z.unknown().optional(),
+  interrupt_after: z.unknown().optional(),
+  webhook: z.unknown().optional(),
+  after_seconds: z.unknown().optional(),
+  on_completion: z.string().optional(),
+  durability: z.enum(["sync", "async", "exit"]).optional(),
+  checkpoint_during: z.boolean().optional(),
+  feedback_keys: z.unknown().optional(),
+  langsmith_tracer: z.unknown().optional(),
+});
+export type RunCreateBody = z.infer<typeof runCreateSchema>;
+
+/** A run request we can honour, read from a {@link RunCreateBody}. */
+export interface ParsedRunCreate {
+  assistantId: string;
+  /** The text of the one human message the run starts from. */
+  input: string;
+  streamModes: WireStreamMode[];
+  subgraphs: boolean;
+  cancelOnDisconnect: boolean;
+  createThread: boolean;
+  metadata: Record<string, unknown>;
+}
+
+/** Longest message a run accepts (a larger one is refused, not cut). */
+export const MAX_INPUT_CHARS = 100_000;
+
+function unsupported(field: string, why: string): SubagentGraphError {
+  return new SubagentGraphError(ErrorCode.Unsupported, `${field}: ${why}`, { field });
+}
+
+/**
+ * Checks what the run asks for. Each refusal names the field and what to send instead.
+ *
+ * @throws SubagentGraphError `UNSUPPORTED` (422) or `VALIDATION_FAILED`
+ */
+export function parseRunCreate(
+  body: RunCreateBody,
+  defaultModes: WireStreamMode[],
+): ParsedRunCreate {
+  if (body.command !== undefined && body.command !== null) {
+    throw unsupported(
+      "command",
+      "these agents never interrupt, so there is nothing to resume: send input instead",
+    );
+  }
+  for (const field of ["checkpoint", "checkpoint_id"] as const) {
+    if (body[field] !== undefined && body[field] !== null) {
+      throw unsupported(field, "runs start from the thread's latest checkpoint here: leave it out");
+    }
+  }
+  for (const field of [
+    "interrupt_before",
+    "interrupt_after",
+    "webhook",
+    "after_seconds",
+  ] as const) {
+    if (body[field] !== undefined && body[field] !== null) {
+      throw unsupported(field, "not supported by this server: leave it out");
+    }
+  }
+  if (body.multitask_strategy !== undefined && body.multitask_strategy !== "reject") {
+    throw unsupported(
+      "multitask_strategy",
+      `"${body.multitask_strategy}" is not supported: a thread runs one run at a time ("reject", the default, answers 409 while busy)`,
+    );
+  }
+  if (
+    body.on_completion !== undefined &&
+    !["keep", "complete", "continue"].includes(body.on_completion)
+  ) {
+    throw unsupported(
+      "on_completion",
+      `"${body.on_completion}" is not supported: threads are kept`,
+    );
+  }
+  if (
+    body.context !== undefined &&
+    body.context !== null &&
+    Object.keys(body.context as object).length > 0
+  ) {
+    throw unsupported(
+      "context",
+      "the server sets the run context (user, thread, scopes): leave it out",
+    );
+  }
+  checkConfig(body.config);
+  return {
+    assistantId: body.assistant_id,
+    input: inputText(body.input),
+    streamModes: streamModes(body.stream_mode, defaultModes),
+    subgraphs: body.stream_subgraphs === true,
+    cancelOnDisconnect: body.on_disconnect === "cancel",
+    createThread: body.if_not_exists === "create",
+    metadata: body.metadata ?? {},
+  };
+}
+
+function checkConfig(config: unknown): void {
+  if (config === undefined || config === null) return;
+  if (typeof config !== "object") throw unsupported("config", "must be an object");
+  const { configurable, tags, metadata, ...rest } = config as Record<string, unknown>;
+  const extra = Object.keys(rest);
+  if (extra.length > 0) {
+    throw unsupported(`config.${extra[0]}`, "not supported by this server: leave it out");
+  }
+  if (configurable && typeof configurable === "object" && Object.keys(configurable).length > 0) {
+    throw unsupported(
+      "config.configurable",
+      "the server sets the run's configuration: leave it out",
+    );
+  }
+  void tags;
+  void metadata;
+}
+
+/** The text of the single human message in `input.messages`. */
+function inputText(input: unknown): string {
+  const fix =
+    'send input {"messages":[{"type":"human","content":"…"}]} with exactly one human message (the thread keeps the history)';
+  const messages = (input as { messages?: unknown } | null | undefined)?.messages;
+  if (!Array.isArray(messages) || messages.length !== 1) {
+    throw new SubagentGraphError(ErrorCode.Validation, `input: ${fix}`, { field: "input" });
+  }
+  const message = messages[0] as { type?: unknown; role?: unknown; content?: unknown };
+  const isHuman = message.type === "human" || message.role === "user" || message.role === "human";
+  const text = contentText(message.content);
+  if (!isHuman || text === undefined || text.trim() === "") {
+    throw new SubagentGraphError(ErrorCode.Validation, `input.messages[0]: ${fix}`, {
+      field: "input.messages",
+    });
+  }
+  if (text.length > MAX_INPUT_CHARS) {
+    throw new SubagentGraphError(
+      ErrorCode.TooLarge,
+      `input.messages[0] has ${text.length} characters, over the ${MAX_INPUT_CHARS} limit: upload long material as a file instead`,
+      { field: "input.messages" },
+    );
+  }
+  return text;
+}
+
+function contentText(content: unknown): string | undefined {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  const parts = content.map((part) =>
+    typeof part === "string"
+      ? part
+      : (part as { type?: unknown; text?: unknown })?.type === "text" &&
+          typeof (part as { text?: unknown }).text === "string"
+        ? (part as { text: string }).text
+        : undefined,
+  );
+  return parts.every((part) => part !== undefined) ? parts.join("") : undefined;
+}
+
+function streamModes(requested: string | string[] | undefined, fallback: WireStreamMode[]) {
+  if (requested === undefined) return fallback;
+  const list = Array.isArray(requested) ? requested : [requested];
+  const known = Object.keys(WIRE_STREAM_MODES);
+  for (const mode of list) {
+    if (!known.includes(mode)) {
+      throw unsupported(
+        "stream_mode",
+        `"${mode}" is not supported: use ${known.map((m) => `"${m}"`).join(", ")}`,
+      );
+    }
+  }
+  return [...new Set(list)] as WireStreamMode[];
+}

@@ -1,0 +1,97 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { AgentRecord } from "../../agents/schema.js";
+import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import type { Runtime } from "../../runtime.js";
+
+/** A chat agent as the API's `Assistant` (`assistant_id` = agent id, `graph_id` = its slug). */
+export function assistantOf(agent: AgentRecord) {
+  return {
+    assistant_id: agent.id,
+    graph_id: agent.slug,
+    name: agent.name,
+    description: agent.description || null,
+    config: {},
+    context: {},
+    metadata: { owner_uid: agent.owner_uid, slug: agent.slug, is_default: agent.is_default },
+    version: agent.version,
+    created_at: agent.created_at,
+    updated_at: agent.updated_at,
+  };
+}
+
+/**
+ * The chat agent `idOrSlug` names for `uid` (an `assistant_id` may be the id or the slug, as
+ * the reference server accepts graph ids). Subagents are not assistants: they run only through
+ * a main agent's `task` tool.
+ */
+export async function chatAgent(runtime: Runtime, uid: string, idOrSlug: string) {
+  const agent = await runtime.agents.get(uid, idOrSlug);
+  if (agent.is_subagent) {
+    throw new SubagentGraphError(
+      ErrorCode.NotFound,
+      `assistant "${idOrSlug}" not found: "${agent.slug}" is a subagent, which runs only through a main agent's task tool`,
+      { field: "assistant_id" },
+    );
+  }
+  return agent;
+}
+
+/** `/assistants`: the chat agents the caller may see. */
+export function assistantRoutes(app: FastifyInstance, runtime: Runtime): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.post(
+    "/assistants/search",
+    {
+      schema: {
+        tags: ["assistants"],
+        summary: "Search the chat agents you may see",
+        body: z
+          .looseObject({
+            graph_id: z.string().optional(),
+            name: z.string().optional(),
+            metadata: z.record(z.string(), z.unknown()).optional(),
+            limit: z.number().int().min(1).max(1000).optional(),
+            offset: z.number().int().min(0).optional(),
+          })
+          .optional(),
+      },
+    },
+    async (request, reply) => {
+      const body = request.body ?? {};
+      const wanted = Object.entries(body.metadata ?? {});
+      const all = (await runtime.agents.list(request.uid))
+        .map(assistantOf)
+        .filter(
+          (assistant) =>
+            (body.graph_id === undefined || assistant.graph_id === body.graph_id) &&
+            (body.name === undefined || assistant.name.includes(body.name)) &&
+            wanted.every(
+              ([key, value]) =>
+                JSON.stringify((assistant.metadata as Record<string, unknown>)[key]) ===
+                JSON.stringify(value),
+            ),
+        );
+      const offset = body.offset ?? 0;
+      const limit = body.limit ?? 10;
+      reply.header("x-pagination-total", String(all.length));
+      if (offset + limit < all.length) reply.header("x-pagination-next", String(offset + limit));
+      return all.slice(offset, offset + limit);
+    },
+  );
+
+  routes.get(
+    "/assistants/:assistant_id",
+    {
+      schema: {
+        tags: ["assistants"],
+        summary: "Get a chat agent by id or slug",
+        params: z.object({ assistant_id: z.string().min(1) }),
+      },
+    },
+    async (request) =>
+      assistantOf(await chatAgent(runtime, request.uid, request.params.assistant_id)),
+  );
+}

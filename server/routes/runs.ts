@@ -1,0 +1,265 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import type { Runtime } from "../../runtime.js";
+import { parseRunCreate, type RunCreateBody, runCreateSchema } from "../protocol/run-create.js";
+import { sseFrame, startSse } from "../protocol/sse.js";
+import type { ManagedRun, RunRegistry } from "../runs/run-registry.js";
+import type { WireStreamMode } from "../runs/translate.js";
+import { chatAgent } from "./assistants.js";
+
+const threadParams = z.object({ thread_id: z.string().min(1) });
+const runParams = threadParams.extend({ run_id: z.string().min(1) });
+const flag = z.enum(["0", "1", "true", "false"]).optional();
+const isSet = (value: string | undefined) => value === "1" || value === "true";
+
+/** `/threads/:id/runs…`: background, waited and streamed runs, joins and cancels. */
+export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegistry): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  /** Starts a run on a thread of the caller (created first with `if_not_exists: "create"`). */
+  async function startRun(
+    uid: string,
+    threadId: string,
+    body: RunCreateBody,
+    defaultModes: WireStreamMode[],
+  ) {
+    const parsed = parseRunCreate(body, defaultModes);
+    const agent = await chatAgent(runtime, uid, parsed.assistantId);
+    try {
+      await runtime.threads.get(uid, threadId);
+    } catch (error) {
+      if (!parsed.createThread || !isNotFound(error)) throw error;
+      await runtime.threads.create(uid, { threadId, ifExists: "do_nothing" });
+    }
+    const run = await runs.start({
+      uid,
+      threadId,
+      agentId: agent.id,
+      input: parsed.input,
+      streamModes: parsed.streamModes,
+      subgraphs: parsed.subgraphs,
+      metadata: parsed.metadata,
+    });
+    return { run, cancelOnDisconnect: parsed.cancelOnDisconnect };
+  }
+
+  routes.post(
+    "/threads/:thread_id/runs",
+    {
+      schema: {
+        tags: ["runs"],
+        summary: "Start a run in the background",
+        params: threadParams,
+        body: runCreateSchema,
+      },
+    },
+    async (request, reply) => {
+      const { run } = await startRun(request.uid, request.params.thread_id, request.body, [
+        "values",
+      ]);
+      reply.header("content-location", runLocation(run));
+      return run.toJSON();
+    },
+  );
+
+  routes.post(
+    "/threads/:thread_id/runs/stream",
+    {
+      schema: {
+        tags: ["runs"],
+        summary:
+          "Start a run and stream its events (SSE); with stream_subgraphs, a subagent's events come as <mode>|subagent:<child thread id>",
+        params: threadParams,
+        body: runCreateSchema,
+      },
+    },
+    async (request, reply) => {
+      const { run, cancelOnDisconnect } = await startRun(
+        request.uid,
+        request.params.thread_id,
+        request.body,
+        ["values"],
+      );
+      streamRun(request, reply, run, -1, cancelOnDisconnect);
+    },
+  );
+
+  routes.post(
+    "/threads/:thread_id/runs/wait",
+    {
+      schema: {
+        tags: ["runs"],
+        summary: "Start a run and answer with its final state values",
+        params: threadParams,
+        body: runCreateSchema,
+      },
+    },
+    async (request, reply) => {
+      const { run, cancelOnDisconnect } = await startRun(
+        request.uid,
+        request.params.thread_id,
+        request.body,
+        [],
+      );
+      reply.header("content-location", runLocation(run));
+      return waitFor(reply, run, cancelOnDisconnect);
+    },
+  );
+
+  routes.get(
+    "/threads/:thread_id/runs",
+    {
+      schema: {
+        tags: ["runs"],
+        summary: "The runs of a thread this server process knows, newest first",
+        params: threadParams,
+      },
+    },
+    async (request) => {
+      await runtime.threads.get(request.uid, request.params.thread_id);
+      return runs.forThread(request.uid, request.params.thread_id).map((run) => run.toJSON());
+    },
+  );
+
+  routes.get(
+    "/threads/:thread_id/runs/:run_id",
+    { schema: { tags: ["runs"], summary: "One run", params: runParams } },
+    async (request) => findRun(request.uid, request.params).toJSON(),
+  );
+
+  routes.post(
+    "/threads/:thread_id/runs/:run_id/cancel",
+    {
+      schema: {
+        tags: ["runs"],
+        summary: "Cancel a run and its subagents (wait=1 answers 204 once it has stopped)",
+        params: runParams,
+        querystring: z.looseObject({
+          wait: flag,
+          action: z.enum(["interrupt", "rollback"]).optional(),
+        }),
+      },
+    },
+    async (request, reply) => {
+      if (request.query.action === "rollback") {
+        throw new SubagentGraphError(
+          ErrorCode.Unsupported,
+          'action: "rollback" is not supported: a cancelled run keeps its checkpoints (use "interrupt")',
+          { field: "action" },
+        );
+      }
+      const run = findRun(request.uid, request.params);
+      if (!run.finished) run.controller.abort(new Error(`run ${run.runId} cancelled`));
+      if (!isSet(request.query.wait)) return reply.status(202).send();
+      await run.done;
+      return reply.status(204).send();
+    },
+  );
+
+  routes.get(
+    "/threads/:thread_id/runs/:run_id/join",
+    {
+      schema: {
+        tags: ["runs"],
+        summary: "Wait for a run and answer with its final state values",
+        params: runParams,
+        querystring: z.looseObject({ cancel_on_disconnect: flag }),
+      },
+    },
+    async (request, reply) =>
+      waitFor(
+        reply,
+        findRun(request.uid, request.params),
+        isSet(request.query.cancel_on_disconnect),
+      ),
+  );
+
+  routes.get(
+    "/threads/:thread_id/runs/:run_id/stream",
+    {
+      schema: {
+        tags: ["runs"],
+        summary:
+          "Join a run's event stream; Last-Event-ID: -1 replays from the start, N resumes after event N",
+        params: runParams,
+        querystring: z.looseObject({ cancel_on_disconnect: flag }),
+      },
+    },
+    async (request, reply) => {
+      const run = findRun(request.uid, request.params);
+      const header = request.headers["last-event-id"];
+      const after =
+        typeof header === "string" && /^-?\d+$/.test(header.trim()) ? Number(header) : -1;
+      streamRun(request, reply, run, after, isSet(request.query.cancel_on_disconnect));
+    },
+  );
+
+  function findRun(uid: string, params: { thread_id: string; run_id: string }): ManagedRun {
+    const run = runs.get(uid, params.thread_id, params.run_id);
+    if (!run) {
+      throw new SubagentGraphError(
+        ErrorCode.NotFound,
+        `run "${params.run_id}" not found on thread "${params.thread_id}" (this server process keeps its latest runs)`,
+        { field: "run_id" },
+      );
+    }
+    return run;
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  return SubagentGraphError.isInstance(error) && error.code === ErrorCode.NotFound;
+}
+
+function runLocation(run: ManagedRun): string {
+  return `/threads/${run.options.threadId}/runs/${run.runId}`;
+}
+
+/**
+ * Streams a run's events after `afterId` as SSE, then closes. The run does not depend on this
+ * client: a disconnect only unsubscribes, unless the client asked to cancel on disconnect.
+ */
+function streamRun(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  run: ManagedRun,
+  afterId: number,
+  cancelOnDisconnect: boolean,
+): void {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined)
+      headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
+  }
+  headers["content-location"] = runLocation(run);
+  reply.hijack();
+  const response = reply.raw;
+  startSse(response, headers);
+  const unsubscribe = run.subscribe(afterId, (event) => {
+    if (event === "end") response.end();
+    else response.write(sseFrame(event));
+  });
+  response.on("close", () => {
+    unsubscribe();
+    if (!response.writableFinished && cancelOnDisconnect && !run.finished) {
+      request.log.info({ runId: run.runId }, "client disconnected: cancelling the run");
+      run.controller.abort(new Error("client disconnected"));
+    }
+  });
+}
+
+/** The run's final values once it ends, or the API's `{ __error__ }` (status 200) if it failed. */
+async function waitFor(reply: FastifyReply, run: ManagedRun, cancelOnDisconnect: boolean) {
+  const onClose = () => {
+    if (cancelOnDisconnect && !run.finished && !reply.raw.writableFinished) {
+      run.controller.abort(new Error("client disconnected"));
+    }
+  };
+  reply.raw.on("close", onClose);
+  await run.done;
+  reply.raw.off("close", onClose);
+  if (run.status === "error" && run.error) return { __error__: run.error };
+  return run.finalValues ?? {};
+}

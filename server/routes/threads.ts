@@ -1,0 +1,232 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import type { ThreadInfo } from "../../runs/thread-api.js";
+import type { Runtime } from "../../runtime.js";
+import { emptyThreadState, serializeSnapshot, serializeValue } from "../protocol/serialize.js";
+import type { RunRegistry } from "../runs/run-registry.js";
+
+const threadParams = z.object({ thread_id: z.string().min(1) });
+const metadataSchema = z.record(z.string(), z.unknown());
+
+/** The API's `Thread` for one of the caller's threads. */
+async function threadOf(runtime: Runtime, runs: RunRegistry, uid: string, info: ThreadInfo) {
+  const state = await runtime.threads.state(uid, info.threadId);
+  const running = runs.forThread(uid, info.threadId).some((run) => !run.finished);
+  const status =
+    info.busy || running
+      ? "busy"
+      : runs.lastFailed(uid, info.threadId)
+        ? "error"
+        : state && state.next.length > 0
+          ? "interrupted"
+          : "idle";
+  return {
+    thread_id: info.threadId,
+    created_at: info.createdAt,
+    updated_at: info.updatedAt,
+    metadata: { ...info.metadata, ...(info.agentId ? { assistant_id: info.agentId } : {}) },
+    status,
+    config: {},
+    values: state ? serializeSnapshot(state, info.threadId).values : {},
+    interrupts: {},
+  };
+}
+
+/** `/threads`: the caller's threads and their LangGraph state and history. */
+export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegistry): void {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.post(
+    "/threads",
+    {
+      schema: {
+        tags: ["threads"],
+        summary: "Create a thread (yours alone)",
+        body: z
+          .looseObject({
+            thread_id: z.string().optional(),
+            metadata: metadataSchema.optional(),
+            if_exists: z.enum(["raise", "do_nothing"]).optional(),
+          })
+          .optional(),
+      },
+    },
+    async (request) => {
+      const body = request.body ?? {};
+      const info = await runtime.threads.create(request.uid, {
+        ...(body.thread_id ? { threadId: body.thread_id } : {}),
+        ...(body.metadata ? { metadata: body.metadata } : {}),
+        ...(body.if_exists ? { ifExists: body.if_exists } : {}),
+      });
+      return threadOf(runtime, runs, request.uid, info);
+    },
+  );
+
+  routes.post(
+    "/threads/search",
+    {
+      schema: {
+        tags: ["threads"],
+        summary: "Search your threads (most recently used first)",
+        body: z
+          .looseObject({
+            metadata: metadataSchema.optional(),
+            ids: z.array(z.string()).optional(),
+            status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
+            limit: z.number().int().min(1).max(1000).optional(),
+            offset: z.number().int().min(0).optional(),
+          })
+          .optional(),
+      },
+    },
+    async (request) => {
+      const body = request.body ?? {};
+      // A status filter needs every thread's status, so it is applied before paging.
+      const infos = await runtime.threads.search(request.uid, {
+        ...(body.metadata ? { metadata: body.metadata } : {}),
+        ...(body.ids ? { ids: body.ids } : {}),
+        limit: body.status ? Number.MAX_SAFE_INTEGER : (body.limit ?? 10),
+        offset: body.status ? 0 : (body.offset ?? 0),
+      });
+      const threads = await Promise.all(
+        infos.map((info) => threadOf(runtime, runs, request.uid, info)),
+      );
+      if (!body.status) return threads;
+      const offset = body.offset ?? 0;
+      return threads
+        .filter((thread) => thread.status === body.status)
+        .slice(offset, offset + (body.limit ?? 10));
+    },
+  );
+
+  routes.get(
+    "/threads/:thread_id",
+    { schema: { tags: ["threads"], summary: "Get one of your threads", params: threadParams } },
+    async (request) =>
+      threadOf(
+        runtime,
+        runs,
+        request.uid,
+        await runtime.threads.get(request.uid, request.params.thread_id),
+      ),
+  );
+
+  routes.patch(
+    "/threads/:thread_id",
+    {
+      schema: {
+        tags: ["threads"],
+        summary: "Merge metadata into a thread's",
+        params: threadParams,
+        body: z.looseObject({ metadata: metadataSchema }),
+      },
+    },
+    async (request) =>
+      threadOf(
+        runtime,
+        runs,
+        request.uid,
+        await runtime.threads.updateMetadata(
+          request.uid,
+          request.params.thread_id,
+          request.body.metadata,
+        ),
+      ),
+  );
+
+  const readState = async (uid: string, threadId: string, checkpointId?: string) => {
+    const state = await runtime.threads.state(uid, threadId, checkpointId ? { checkpointId } : {});
+    return state ? serializeSnapshot(state, threadId) : emptyThreadState();
+  };
+
+  routes.get(
+    "/threads/:thread_id/state",
+    {
+      schema: {
+        tags: ["threads"],
+        summary: "A thread's latest state (values, next, tasks, checkpoint)",
+        params: threadParams,
+      },
+    },
+    async (request) => readState(request.uid, request.params.thread_id),
+  );
+
+  routes.get(
+    "/threads/:thread_id/state/:checkpoint_id",
+    {
+      schema: {
+        tags: ["threads"],
+        summary: "A thread's state at one checkpoint",
+        params: threadParams.extend({ checkpoint_id: z.string().min(1) }),
+      },
+    },
+    async (request) =>
+      readState(request.uid, request.params.thread_id, request.params.checkpoint_id),
+  );
+
+  routes.post(
+    "/threads/:thread_id/history",
+    {
+      schema: {
+        tags: ["threads"],
+        summary: "A thread's states, newest first",
+        params: threadParams,
+        body: z
+          .looseObject({
+            limit: z.number().int().min(1).max(1000).optional(),
+            before: z
+              .union([
+                z.string(),
+                z.looseObject({
+                  configurable: z.looseObject({ checkpoint_id: z.string() }),
+                }),
+              ])
+              .optional(),
+          })
+          .optional(),
+      },
+    },
+    async (request) => {
+      const body = request.body ?? {};
+      const before =
+        typeof body.before === "string" ? body.before : body.before?.configurable.checkpoint_id;
+      const states = await runtime.threads.stateHistory(request.uid, request.params.thread_id, {
+        limit: body.limit ?? 10,
+        ...(before ? { before } : {}),
+      });
+      return states.map((state) => serializeSnapshot(state, request.params.thread_id));
+    },
+  );
+
+  routes.get(
+    "/threads/:thread_id/subagents/:child_thread_id",
+    {
+      schema: {
+        tags: ["threads"],
+        summary: "A subagent's child thread, if the parent thread is yours and records that child",
+        params: threadParams.extend({ child_thread_id: z.string().min(1) }),
+      },
+    },
+    async (request) => {
+      const { thread_id, child_thread_id } = request.params;
+      const child = await runtime.childThread(request.uid, child_thread_id);
+      if (child.parentThreadId !== thread_id) {
+        // The same answer as for a child that does not exist.
+        throw new SubagentGraphError(
+          ErrorCode.NotFound,
+          `child thread "${child_thread_id}" not found: pass a child_thread_id from one of your threads' subagent_runs`,
+          { field: "child_thread_id" },
+        );
+      }
+      return {
+        thread_id: child.threadId,
+        parent_thread_id: child.parentThreadId,
+        subagent_type: child.subagentType,
+        run: child.run,
+        values: { messages: serializeValue(child.messages) },
+      };
+    },
+  );
+}

@@ -1,0 +1,222 @@
+import { randomUUID } from "node:crypto";
+import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import type { SubagentRun } from "../../middleware/subagent-runs.js";
+import type { GraphStreamMode, RawRunItem, Runtime } from "../../runtime.js";
+import { serializeSnapshot } from "../protocol/serialize.js";
+import type { RunStreamEvent } from "../protocol/sse.js";
+import { translateForWire, WIRE_STREAM_MODES, type WireStreamMode } from "./translate.js";
+
+/** A run's status, as the LangGraph API names them. */
+export type RunStatus = "pending" | "running" | "success" | "error" | "interrupted";
+
+/** What a client asked for when it created the run. */
+export interface RunOptions {
+  uid: string;
+  threadId: string;
+  /** The agent id (the API's `assistant_id`). */
+  agentId: string;
+  input: string;
+  streamModes: readonly WireStreamMode[];
+  subgraphs: boolean;
+  metadata: Record<string, unknown>;
+}
+
+/** Events kept per run for late joiners and replays; beyond it the oldest are dropped. */
+const MAX_EVENTS_PER_RUN = 20_000;
+/** Finished runs remembered (per process) for `GET …/runs/:id`, `join` and replays. */
+const MAX_FINISHED_RUNS = 500;
+
+type Listener = (event: RunStreamEvent | "end") => void;
+
+/**
+ * One run of the HTTP API. It runs in the background, independent of any client: every event is
+ * appended to its log and broadcast to the current listeners, so a client that disconnects
+ * changes nothing (unless it asked to cancel on disconnect), a second client can join, and a
+ * reconnecting one can replay from any event id.
+ */
+export class ManagedRun {
+  readonly runId: string;
+  readonly createdAt: string;
+  status: RunStatus = "pending";
+  updatedAt: string;
+  /** The final state values (wire form), once the run is over. */
+  finalValues: unknown;
+  /** The error of a failed run, as the API's `error` event has it. */
+  error: { error: string; message: string } | undefined;
+  /** Records of the task calls this run made (filled when it ends). */
+  subagentRuns: SubagentRun[] = [];
+  readonly done: Promise<void>;
+  readonly controller = new AbortController();
+
+  private readonly events: RunStreamEvent[] = [];
+  private nextId = 0;
+  private readonly listeners = new Set<Listener>();
+  private finish!: () => void;
+
+  constructor(readonly options: RunOptions) {
+    this.runId = randomUUID();
+    this.createdAt = new Date().toISOString();
+    this.updatedAt = this.createdAt;
+    this.done = new Promise((resolve) => {
+      this.finish = resolve;
+    });
+  }
+
+  get finished(): boolean {
+    return !["pending", "running"].includes(this.status);
+  }
+
+  /** The run as the API's `Run` object (plus our `subagent_runs`). */
+  toJSON() {
+    return {
+      run_id: this.runId,
+      thread_id: this.options.threadId,
+      assistant_id: this.options.agentId,
+      status: this.status,
+      metadata: this.options.metadata,
+      multitask_strategy: "reject",
+      created_at: this.createdAt,
+      updated_at: this.updatedAt,
+      subagent_runs: this.subagentRuns,
+    };
+  }
+
+  /**
+   * Sends the logged events after `afterId` (-1: all) to `listener`, then every new one, then
+   * "end". Returns the unsubscribe function.
+   */
+  subscribe(afterId: number, listener: Listener): () => void {
+    for (const event of this.events) if (event.id > afterId) listener(event);
+    if (this.finished) {
+      listener("end");
+      return () => undefined;
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(event: string, data: unknown): void {
+    const entry = { id: this.nextId++, event, data };
+    this.events.push(entry);
+    if (this.events.length > MAX_EVENTS_PER_RUN) this.events.shift();
+    for (const listener of this.listeners) listener(entry);
+  }
+
+  end(status: RunStatus): void {
+    this.status = status;
+    this.updatedAt = new Date().toISOString();
+    for (const listener of this.listeners) listener("end");
+    this.listeners.clear();
+    this.finish();
+  }
+}
+
+/** The runs of this process, by id and by thread. */
+export class RunRegistry {
+  private readonly runs = new Map<string, ManagedRun>();
+
+  constructor(private readonly runtime: Runtime) {}
+
+  /**
+   * Starts a run and resolves once it has really started (so a busy thread, an unknown agent or
+   * a refused thread id is an HTTP error, not an event), then runs it in the background.
+   */
+  async start(options: RunOptions): Promise<ManagedRun> {
+    const run = new ManagedRun(options);
+    const graphModes = [...new Set(options.streamModes.map((mode) => WIRE_STREAM_MODES[mode]))];
+    // Values are always read: the final state is every run's result (wait, join, useStream).
+    if (!graphModes.includes("values")) graphModes.push("values");
+    const items = this.runtime.streamChunks(
+      {
+        uid: options.uid,
+        agent: options.agentId,
+        threadId: options.threadId,
+        input: options.input,
+        signal: run.controller.signal,
+        runId: run.runId,
+      },
+      graphModes as GraphStreamMode[],
+    );
+    const first = await items.next();
+    if (first.done || first.value.kind !== "started") {
+      throw new SubagentGraphError(ErrorCode.Internal, "the run ended before it started");
+    }
+    this.remember(run);
+    run.status = "running";
+    run.emit("metadata", { run_id: run.runId, thread_id: options.threadId, attempt: 1 });
+    void this.drive(run, items);
+    return run;
+  }
+
+  /** The run `runId` of `threadId`, if `uid` made it. */
+  get(uid: string, threadId: string, runId: string): ManagedRun | undefined {
+    const run = this.runs.get(runId);
+    return run && run.options.uid === uid && run.options.threadId === threadId ? run : undefined;
+  }
+
+  /** The runs of a thread, newest first. */
+  forThread(uid: string, threadId: string): ManagedRun[] {
+    return [...this.runs.values()]
+      .filter((run) => run.options.uid === uid && run.options.threadId === threadId)
+      .reverse();
+  }
+
+  /** Whether the thread's latest run failed (its status then reads `error`). */
+  lastFailed(uid: string, threadId: string): boolean {
+    return this.forThread(uid, threadId)[0]?.status === "error";
+  }
+
+  /** Cancels every unfinished run and waits for them to settle. */
+  async cancelAll(): Promise<void> {
+    const running = [...this.runs.values()].filter((run) => !run.finished);
+    for (const run of running) run.controller.abort(new Error("server shutting down"));
+    await Promise.all(running.map((run) => run.done));
+  }
+
+  private remember(run: ManagedRun): void {
+    this.runs.set(run.runId, run);
+    const finished = [...this.runs.values()].filter((candidate) => candidate.finished);
+    for (const old of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_RUNS))) {
+      this.runs.delete(old.runId);
+    }
+  }
+
+  private async drive(run: ManagedRun, items: AsyncGenerator<RawRunItem>): Promise<void> {
+    const modes = new Set(run.options.streamModes);
+    const { threadId, uid } = run.options;
+    try {
+      for await (const item of items) {
+        if (item.kind === "chunk") {
+          for (const event of translateForWire(
+            threadId,
+            item.chunk,
+            modes,
+            run.options.subgraphs,
+          )) {
+            run.emit(event.event, event.data);
+          }
+        } else if (item.kind === "finished") {
+          run.subagentRuns = item.result.subagentRuns.filter(
+            (record) => record.started_at >= run.createdAt,
+          );
+        }
+      }
+      await this.captureFinalValues(run, uid, threadId);
+      run.end("success");
+    } catch (error) {
+      const cancelled = SubagentGraphError.isInstance(error) && error.code === ErrorCode.Cancelled;
+      run.error = {
+        error: SubagentGraphError.isInstance(error) ? error.code : "Error",
+        message: error instanceof Error ? error.message : String(error),
+      };
+      await this.captureFinalValues(run, uid, threadId).catch(() => undefined);
+      if (!cancelled) run.emit("error", run.error);
+      run.end(cancelled ? "interrupted" : "error");
+    }
+  }
+
+  private async captureFinalValues(run: ManagedRun, uid: string, threadId: string) {
+    const snapshot = await this.runtime.threads.state(uid, threadId);
+    run.finalValues = snapshot ? serializeSnapshot(snapshot, threadId).values : {};
+  }
+}

@@ -1,0 +1,66 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import type { GraphStreamChunk } from "../../runs/events.js";
+import { serializeChunkMetadata, serializeMessage, serializeValue } from "../protocol/serialize.js";
+
+/** Stream modes a client may ask for, and the LangGraph mode each one reads. */
+export const WIRE_STREAM_MODES = {
+  values: "values",
+  updates: "updates",
+  "messages-tuple": "messages",
+  custom: "custom",
+} as const;
+export type WireStreamMode = keyof typeof WIRE_STREAM_MODES;
+
+/** The namespace segment our task tool streams a child under (see `middleware/child-run.ts`). */
+const CHILD_SEGMENT = "subagent:";
+
+/** One event to send, before it gets its sequence number. */
+export interface WireEvent {
+  event: string;
+  data: unknown;
+}
+
+/**
+ * Turns one LangGraph chunk of a parent run into the API's SSE events for the modes asked.
+ *
+ * Names are `<mode>` at the root and `<mode>|<namespace…>` inside a subgraph when
+ * `subgraphs` is on (without it, subgraph chunks are dropped, as the API does). A subagent's
+ * chunks come under `subagent:<child thread id>`, so each namespace names the child's thread. Its
+ * tokens reach the parent through callbacks with the child's `thread_id` in their metadata and
+ * are put under the same namespace.
+ */
+export function translateForWire(
+  threadId: string,
+  chunk: GraphStreamChunk,
+  modes: ReadonlySet<WireStreamMode>,
+  subgraphs: boolean,
+): WireEvent[] {
+  const [namespace, mode, data] = chunk;
+  switch (mode) {
+    case "values":
+      return modes.has("values") ? named("values", namespace, subgraphs, serializeValue(data)) : [];
+    case "updates":
+      return modes.has("updates")
+        ? named("updates", namespace, subgraphs, serializeValue(data))
+        : [];
+    case "custom":
+      return modes.has("custom") ? named("custom", namespace, subgraphs, serializeValue(data)) : [];
+    case "messages": {
+      if (!modes.has("messages-tuple") || !Array.isArray(data)) return [];
+      const [message, metadata] = data as [BaseMessage, unknown];
+      const source = (metadata as { thread_id?: unknown } | undefined)?.thread_id;
+      const childNamespace =
+        typeof source === "string" && source !== threadId ? [`${CHILD_SEGMENT}${source}`] : [];
+      const payload = [serializeMessage(message), serializeChunkMetadata(metadata)];
+      return named("messages", childNamespace, subgraphs, payload);
+    }
+    default:
+      return [];
+  }
+}
+
+function named(mode: string, namespace: readonly string[], subgraphs: boolean, data: unknown) {
+  if (namespace.length === 0) return [{ event: mode, data }];
+  if (!subgraphs) return [];
+  return [{ event: `${mode}|${namespace.join("|")}`, data }];
+}
