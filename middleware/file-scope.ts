@@ -4,6 +4,9 @@ import type { SkillSummary } from "../sandbox/skills/library.js";
 import { FILE_TOOL_NAMES } from "../sandbox/tools/file-tools.js";
 import { VirtualRoot } from "../sandbox/virtual-paths.js";
 
+/** Skills scopes whose skill list is kept in memory between model calls. */
+const MAX_REMEMBERED_SCOPES = 1000;
+
 /** The heading of the skills section in the system message. */
 export const SKILLS_HEADING = "Skills";
 
@@ -24,16 +27,26 @@ export interface FileScopeMiddlewareOptions {
  * reads the body on demand with `read_file`.
  */
 export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
-  // Skills of the runs in progress, by skills scope. A run that resumed without passing through
-  // `beforeAgent` (it was interrupted mid-way) prepares them again on its first model call.
+  // Skills of recent runs, by skills scope, refreshed by every run's `beforeAgent`; a run that
+  // resumed without passing through it prepares them on its first model call. No `afterAgent`
+  // hook cleans up: it would add a graph node, and a cancelled turn's repair (an update without
+  // `asNode`) would then leave that node pending. The map is bounded instead.
   const prepared = new Map<string, SkillSummary[]>();
+  const remember = (scope: string, skills: SkillSummary[]) => {
+    prepared.delete(scope);
+    prepared.set(scope, skills);
+    if (prepared.size > MAX_REMEMBERED_SCOPES) {
+      const oldest = prepared.keys().next().value;
+      if (oldest !== undefined) prepared.delete(oldest);
+    }
+  };
   const skillsFor = async (context: unknown): Promise<SkillSummary[]> => {
     const scope = skillsScopeOf(context);
     if (!scope) return [];
     const known = prepared.get(scope);
     if (known) return known;
     const skills = await options.prepareSkills(scope);
-    prepared.set(scope, skills);
+    remember(scope, skills);
     return skills;
   };
 
@@ -47,12 +60,7 @@ export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
     beforeAgent: async (_state, runtime) => {
       const scope = skillsScopeOf(runtime.context);
       if (!scope) return undefined;
-      prepared.set(scope, await options.prepareSkills(scope));
-      return undefined;
-    },
-    afterAgent: async (_state, runtime) => {
-      const scope = skillsScopeOf(runtime.context);
-      if (scope) prepared.delete(scope);
+      remember(scope, await options.prepareSkills(scope));
       return undefined;
     },
     wrapModelCall: async (request, handler) => {
