@@ -66,7 +66,7 @@ export function serializeChunkMetadata(metadata: unknown): Record<string, unknow
 export function emptyThreadState() {
   return {
     values: {},
-    next: [],
+    next: [] as string[],
     tasks: [],
     metadata: {},
     created_at: null,
@@ -80,7 +80,7 @@ export function serializeSnapshot(snapshot: StateSnapshot, threadId: string) {
   const checkpointId = snapshot.config.configurable?.checkpoint_id as string | undefined;
   const parentId = snapshot.parentConfig?.configurable?.checkpoint_id as string | undefined;
   return {
-    values: serializeValue(snapshot.values ?? {}),
+    values: serializeValue(snapshot.values ?? {}) as Record<string, unknown>,
     next: [...snapshot.next],
     tasks: snapshot.tasks.map((task) => ({
       id: task.id,
@@ -98,18 +98,18 @@ export function serializeSnapshot(snapshot: StateSnapshot, threadId: string) {
       state: null,
       result: serializeValue(task.result ?? null) ?? null,
     })),
-    metadata: serializeValue(snapshot.metadata ?? {}),
+    metadata: serializeValue(snapshot.metadata ?? {}) as Record<string, unknown>,
     created_at: snapshot.createdAt ?? null,
-    checkpoint: checkpointId
-      ? {
-          thread_id: threadId,
-          checkpoint_ns: "",
-          checkpoint_id: checkpointId,
-          checkpoint_map: null,
-        }
-      : null,
-    parent_checkpoint: parentId
-      ? { thread_id: threadId, checkpoint_ns: "", checkpoint_id: parentId, checkpoint_map: null }
-      : null,
+    checkpoint: checkpointId ? checkpointRef(threadId, checkpointId) : null,
+    parent_checkpoint: parentId ? checkpointRef(threadId, parentId) : null,
+  };
+}
+
+function checkpointRef(threadId: string, checkpointId: string) {
+  return {
+    thread_id: threadId,
+    checkpoint_ns: "",
+    checkpoint_id: checkpointId,
+    checkpoint_map: null,
   };
 }

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { agentCreateSchema, agentUpdateSchema } from "../../agents/schema.js";
 import type { Runtime } from "../../runtime.js";
+import { agentSchema, errorResponses } from "../schemas.js";
 
 /**
  * Bodies are documented with the agent schemas but validated by the repository itself, so every
@@ -30,6 +31,7 @@ export function agentRoutes(app: FastifyInstance, runtime: Runtime): void {
         querystring: z.strictObject({
           include_subagents: z.enum(["true", "false"]).optional(),
         }),
+        response: { 200: z.object({ agents: z.array(agentSchema) }), ...errorResponses },
       },
     },
     async (request) => ({
@@ -42,7 +44,12 @@ export function agentRoutes(app: FastifyInstance, runtime: Runtime): void {
   routes.post(
     "/api/agent",
     {
-      schema: { tags: ["agents"], summary: "Create an agent", body: agentCreateSchema },
+      schema: {
+        tags: ["agents"],
+        summary: "Create an agent",
+        body: agentCreateSchema,
+        response: { 201: agentSchema, ...errorResponses },
+      },
       validatorCompiler: documentOnly,
     },
     async (request, reply) =>
@@ -56,6 +63,7 @@ export function agentRoutes(app: FastifyInstance, runtime: Runtime): void {
         tags: ["agents"],
         summary: "Get an agent (chat agent or subagent)",
         params: idParams,
+        response: { 200: agentSchema, ...errorResponses },
       },
     },
     async (request) => runtime.agents.get(request.uid, request.params.id),
@@ -69,6 +77,7 @@ export function agentRoutes(app: FastifyInstance, runtime: Runtime): void {
         summary: "Update an agent (owner and editors); bumps its version",
         params: idParams,
         body: agentUpdateSchema,
+        response: { 200: agentSchema, ...errorResponses },
       },
       validatorCompiler: documentOnly,
     },
@@ -87,6 +96,7 @@ export function agentRoutes(app: FastifyInstance, runtime: Runtime): void {
           "Delete an agent (owner and editors). A subagent its owner's main agents list is refused (409 AGENT_IN_USE) unless detach=true removes it from their lists",
         params: idParams,
         querystring: z.strictObject({ detach: z.enum(["true", "false"]).optional() }),
+        response: { 204: z.null().describe("deleted"), ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -94,7 +104,7 @@ export function agentRoutes(app: FastifyInstance, runtime: Runtime): void {
       await runtime.agents.delete(request.uid, agent.id, {
         detach: request.query.detach === "true",
       });
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 }

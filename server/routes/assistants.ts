@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { AgentRecord } from "../../agents/schema.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { Runtime } from "../../runtime.js";
+import { assistantSchema, errorResponses } from "../schemas.js";
 
 /** A chat agent as the API's `Assistant` (`assistant_id` = agent id, `graph_id` = its slug). */
 export function assistantOf(agent: AgentRecord) {
@@ -57,6 +58,7 @@ export function assistantRoutes(app: FastifyInstance, runtime: Runtime): void {
             offset: z.number().int().min(0).optional(),
           })
           .optional(),
+        response: { 200: z.array(assistantSchema), ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -89,6 +91,7 @@ export function assistantRoutes(app: FastifyInstance, runtime: Runtime): void {
         tags: ["assistants"],
         summary: "Get a chat agent by id or slug",
         params: z.object({ assistant_id: z.string().min(1) }),
+        response: { 200: assistantSchema, ...errorResponses },
       },
     },
     async (request) =>

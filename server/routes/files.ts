@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { Runtime } from "../../runtime.js";
+import { errorResponses, fileEntrySchema } from "../schemas.js";
 
 const threadParams = z.object({ thread_id: z.string().min(1) });
 
@@ -22,6 +23,7 @@ export function fileRoutes(app: FastifyInstance, runtime: Runtime, maxUploadByte
           'Upload a file (multipart field "file"; optional field "name" to rename it) into the thread\'s uploads',
         params: threadParams,
         consumes: ["multipart/form-data"],
+        response: { 201: fileEntrySchema, ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -71,6 +73,7 @@ export function fileRoutes(app: FastifyInstance, runtime: Runtime, maxUploadByte
         querystring: z.strictObject({
           folder: z.string().optional().describe("e.g. /home/gem/user-data/uploads"),
         }),
+        response: { 200: z.object({ files: z.array(fileEntrySchema) }), ...errorResponses },
       },
     },
     async (request) => ({

@@ -7,6 +7,7 @@ import { parseRunCreate, type RunCreateBody, runCreateSchema } from "../protocol
 import { sseFrame, startSse } from "../protocol/sse.js";
 import type { ManagedRun, RunRegistry } from "../runs/run-registry.js";
 import type { WireStreamMode } from "../runs/translate.js";
+import { errorResponses, runSchema } from "../schemas.js";
 import { chatAgent } from "./assistants.js";
 
 const threadParams = z.object({ thread_id: z.string().min(1) });
@@ -53,6 +54,7 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
         summary: "Start a run in the background",
         params: threadParams,
         body: runCreateSchema,
+        response: { 200: runSchema, ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -115,6 +117,7 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
         tags: ["runs"],
         summary: "The runs of a thread this server process knows, newest first",
         params: threadParams,
+        response: { 200: z.array(runSchema), ...errorResponses },
       },
     },
     async (request) => {
@@ -125,7 +128,14 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
 
   routes.get(
     "/threads/:thread_id/runs/:run_id",
-    { schema: { tags: ["runs"], summary: "One run", params: runParams } },
+    {
+      schema: {
+        tags: ["runs"],
+        summary: "One run",
+        params: runParams,
+        response: { 200: runSchema, ...errorResponses },
+      },
+    },
     async (request) => findRun(request.uid, request.params).toJSON(),
   );
 

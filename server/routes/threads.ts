@@ -6,12 +6,18 @@ import type { ThreadInfo } from "../../runs/thread-api.js";
 import type { Runtime } from "../../runtime.js";
 import { emptyThreadState, serializeSnapshot, serializeValue } from "../protocol/serialize.js";
 import type { RunRegistry } from "../runs/run-registry.js";
+import { childThreadSchema, errorResponses, threadSchema, threadStateSchema } from "../schemas.js";
 
 const threadParams = z.object({ thread_id: z.string().min(1) });
 const metadataSchema = z.record(z.string(), z.unknown());
 
 /** The API's `Thread` for one of the caller's threads. */
-async function threadOf(runtime: Runtime, runs: RunRegistry, uid: string, info: ThreadInfo) {
+async function threadOf(
+  runtime: Runtime,
+  runs: RunRegistry,
+  uid: string,
+  info: ThreadInfo,
+): Promise<z.infer<typeof threadSchema>> {
   const state = await runtime.threads.state(uid, info.threadId);
   const running = runs.forThread(uid, info.threadId).some((run) => !run.finished);
   const status =
@@ -51,6 +57,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
             if_exists: z.enum(["raise", "do_nothing"]).optional(),
           })
           .optional(),
+        response: { 200: threadSchema, ...errorResponses },
       },
     },
     async (request) => {
@@ -79,6 +86,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
             offset: z.number().int().min(0).optional(),
           })
           .optional(),
+        response: { 200: z.array(threadSchema), ...errorResponses },
       },
     },
     async (request) => {
@@ -103,7 +111,14 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
 
   routes.get(
     "/threads/:thread_id",
-    { schema: { tags: ["threads"], summary: "Get one of your threads", params: threadParams } },
+    {
+      schema: {
+        tags: ["threads"],
+        summary: "Get one of your threads",
+        params: threadParams,
+        response: { 200: threadSchema, ...errorResponses },
+      },
+    },
     async (request) =>
       threadOf(
         runtime,
@@ -121,6 +136,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
         summary: "Merge metadata into a thread's",
         params: threadParams,
         body: z.looseObject({ metadata: metadataSchema }),
+        response: { 200: threadSchema, ...errorResponses },
       },
     },
     async (request) =>
@@ -148,6 +164,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
         tags: ["threads"],
         summary: "A thread's latest state (values, next, tasks, checkpoint)",
         params: threadParams,
+        response: { 200: threadStateSchema, ...errorResponses },
       },
     },
     async (request) => readState(request.uid, request.params.thread_id),
@@ -160,6 +177,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
         tags: ["threads"],
         summary: "A thread's state at one checkpoint",
         params: threadParams.extend({ checkpoint_id: z.string().min(1) }),
+        response: { 200: threadStateSchema, ...errorResponses },
       },
     },
     async (request) =>
@@ -186,6 +204,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
               .optional(),
           })
           .optional(),
+        response: { 200: z.array(threadStateSchema), ...errorResponses },
       },
     },
     async (request) => {
@@ -207,6 +226,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
         tags: ["threads"],
         summary: "A subagent's child thread, if the parent thread is yours and records that child",
         params: threadParams.extend({ child_thread_id: z.string().min(1) }),
+        response: { 200: childThreadSchema, ...errorResponses },
       },
     },
     async (request) => {

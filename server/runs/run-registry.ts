@@ -74,7 +74,7 @@ export class ManagedRun {
       assistant_id: this.options.agentId,
       status: this.status,
       metadata: this.options.metadata,
-      multitask_strategy: "reject",
+      multitask_strategy: "reject" as const,
       created_at: this.createdAt,
       updated_at: this.updatedAt,
       subagent_runs: this.subagentRuns,

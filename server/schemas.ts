@@ -1,0 +1,121 @@
+import { z } from "zod";
+import { BACKEND_IDS, runtimeContextSchema, SHARE_MODES } from "../agents/schema.js";
+
+/**
+ * Response shapes, validated on the way out (the zod serializer compiler) and published in the
+ * OpenAPI document. Request shapes live beside their routes.
+ */
+
+/** Every error: `{ error: { code, message, field? } }`. */
+export const errorSchema = z.object({
+  error: z.object({
+    code: z.string().describe("stable code, e.g. NOT_FOUND, VALIDATION_FAILED, THREAD_BUSY"),
+    message: z.string().describe("names the thing, the bad value and the fix"),
+    field: z.string().optional(),
+  }),
+});
+
+/** The error responses every authenticated route may give. */
+export const errorResponses = {
+  400: errorSchema,
+  401: errorSchema,
+  403: errorSchema,
+  404: errorSchema,
+  409: errorSchema,
+  413: errorSchema,
+  422: errorSchema,
+  500: errorSchema,
+} as const;
+
+export const agentSchema = z.object({
+  id: z.string(),
+  slug: z.string(),
+  name: z.string(),
+  description: z.string(),
+  backend_id: z.enum(BACKEND_IDS),
+  is_subagent: z.boolean(),
+  is_default: z.boolean(),
+  owner_uid: z.string(),
+  share_config: z.object({
+    mode: z.enum(SHARE_MODES),
+    uids: z.array(z.string()),
+    editors: z.array(z.string()),
+  }),
+  config_json: z.object({ context: runtimeContextSchema }),
+  version: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const assistantSchema = z.object({
+  assistant_id: z.string(),
+  graph_id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  config: z.record(z.string(), z.unknown()),
+  context: z.record(z.string(), z.unknown()),
+  metadata: z.record(z.string(), z.unknown()),
+  version: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+const valuesSchema = z.record(z.string(), z.unknown());
+
+export const threadSchema = z.object({
+  thread_id: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+  status: z.enum(["idle", "busy", "interrupted", "error"]),
+  config: z.record(z.string(), z.unknown()),
+  values: valuesSchema,
+  interrupts: z.record(z.string(), z.unknown()),
+});
+
+const checkpointSchema = z
+  .object({
+    thread_id: z.string(),
+    checkpoint_ns: z.string(),
+    checkpoint_id: z.string(),
+    checkpoint_map: z.null(),
+  })
+  .nullable();
+
+export const threadStateSchema = z.object({
+  values: valuesSchema,
+  next: z.array(z.string()),
+  tasks: z.array(z.record(z.string(), z.unknown())),
+  metadata: z.record(z.string(), z.unknown()),
+  created_at: z.string().nullable(),
+  checkpoint: checkpointSchema,
+  parent_checkpoint: checkpointSchema,
+});
+
+export const runSchema = z.object({
+  run_id: z.string(),
+  thread_id: z.string(),
+  assistant_id: z.string(),
+  status: z.enum(["pending", "running", "success", "error", "interrupted"]),
+  metadata: z.record(z.string(), z.unknown()),
+  multitask_strategy: z.literal("reject"),
+  created_at: z.string(),
+  updated_at: z.string(),
+  subagent_runs: z
+    .array(z.record(z.string(), z.unknown()))
+    .describe("the records of the task calls this run made (filled when it ends)"),
+});
+
+export const fileEntrySchema = z.object({
+  path: z.string().describe("virtual path, e.g. /home/gem/user-data/outputs/report.md"),
+  size: z.number().int(),
+  modifiedAt: z.string(),
+});
+
+export const childThreadSchema = z.object({
+  thread_id: z.string(),
+  parent_thread_id: z.string(),
+  subagent_type: z.string(),
+  run: z.record(z.string(), z.unknown()),
+  values: valuesSchema,
+});
