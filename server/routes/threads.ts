@@ -231,15 +231,20 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
     },
     async (request) => {
       const { thread_id, child_thread_id } = request.params;
-      const child = await runtime.childThread(request.uid, child_thread_id);
-      if (child.parentThreadId !== thread_id) {
-        // The same answer as for a child that does not exist.
-        throw new SubagentGraphError(
+      // One answer for every child the caller may not read (absent, another user's, recorded
+      // by another thread), naming the HTTP parameter rather than the runtime's argument.
+      const notFound = () =>
+        new SubagentGraphError(
           ErrorCode.NotFound,
           `child thread "${child_thread_id}" not found: pass a child_thread_id from one of your threads' subagent_runs`,
           { field: "child_thread_id" },
         );
-      }
+      const child = await runtime.childThread(request.uid, child_thread_id).catch((error) => {
+        throw SubagentGraphError.isInstance(error) && error.code === ErrorCode.NotFound
+          ? notFound()
+          : error;
+      });
+      if (child.parentThreadId !== thread_id) throw notFound();
       return {
         thread_id: child.threadId,
         parent_thread_id: child.parentThreadId,
