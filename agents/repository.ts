@@ -137,8 +137,9 @@ export class AgentRepository {
   async delete(uid: string, id: string, options: { detach?: boolean } = {}): Promise<void> {
     await this.#transaction(undefined, async (trx) => {
       const record = await loadEditable(trx, uid, id);
-      if (record.is_subagent)
-        await detachSubagent(trx, record, options.detach === true, this.#now());
+      if (record.is_subagent) {
+        await detachSubagent(trx, uid, record, options.detach === true, this.#now());
+      }
       await trx.deleteFrom("agents").where("id", "=", id).execute();
     });
   }
@@ -243,10 +244,13 @@ async function loadEditable(trx: Executor, uid: string, id: string): Promise<Age
 
 /**
  * The main agents of `subagent`'s owner that list its slug: refused unless `detach`, in which
- * case the slug is removed from each list (version bumped, guarded like any update).
+ * case the slug is removed from each list (version bumped, guarded like any update). An editor
+ * deleting someone else's subagent learns only the slugs of the agents they may see, and may
+ * detach it only from agents they may edit.
  */
 async function detachSubagent(
   trx: Executor,
+  uid: string,
   subagent: AgentRecord,
   detach: boolean,
   now: Date,
@@ -260,10 +264,20 @@ async function detachSubagent(
     .map(fromAgentRow)
     .filter((agent) => agent.config_json.context.subagents?.includes(subagent.slug));
   if (referencing.length === 0) return;
+  const shown = referencing.filter((agent) => canView(agent, uid)).map((a) => `"${a.slug}"`);
+  const hidden = referencing.length - shown.length;
+  const named = [...shown, ...(hidden > 0 ? [`${hidden} agent(s) you cannot see`] : [])].join(", ");
   if (!detach) {
     throw new SubagentGraphError(
       ErrorCode.AgentInUse,
-      `subagent "${subagent.slug}" is listed in context.subagents of ${referencing.map((a) => `"${a.slug}"`).join(", ")}: remove it from those agents first, or delete with detach (?detach=true) to remove it from their lists`,
+      `subagent "${subagent.slug}" is listed in context.subagents of ${named}: remove it from those agents first, or delete with detach (?detach=true) to remove it from their lists`,
+      { field: "id" },
+    );
+  }
+  if (referencing.some((agent) => !canEdit(agent, uid))) {
+    throw new SubagentGraphError(
+      ErrorCode.AgentInUse,
+      `subagent "${subagent.slug}" is listed in context.subagents of ${named}, and you may not edit all of them: ask the owner "${subagent.owner_uid}" to remove it there first`,
       { field: "id" },
     );
   }
