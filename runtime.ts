@@ -7,6 +7,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { type ProcessSettings, processLimits, settingsFileReader } from "./agents/limits.js";
 import { AgentRepository } from "./agents/repository.js";
 import type { AgentRecord } from "./agents/schema.js";
+import type { AgentGraph } from "./backends/registry.js";
 import { isChildThreadId, parseChildThreadId } from "./checkpoints/child-thread-id.js";
 import { borrowSaver, type ManagedSaver, openSaver } from "./checkpoints/savers.js";
 import { ErrorCode, SubagentGraphError } from "./errors.js";
@@ -46,9 +47,11 @@ export interface RuntimeOptions {
   dataDir?: string;
   /**
    * Where checkpoints go: `"sqlite"` (default, `<dataDir>/checkpoints.sqlite`), `"memory"`, or a
-   * saver you own (it is not closed by `close()`).
+   * saver you own (it is not closed by `close()`). `"host"`: graphs are compiled without a
+   * saver, for a server that brings its own (the LangGraph dev server); such a runtime only
+   * hands out graphs ({@link Runtime.graph}) and refuses to run them itself.
    */
-  checkpointer?: "sqlite" | "memory" | BaseCheckpointSaver;
+  checkpointer?: "sqlite" | "memory" | "host" | BaseCheckpointSaver;
   /** The agent store: a SQLite file path, `":memory:"`, or an open {@link Database} you own. */
   database?: string | Database;
   /** Extra models by spec, e.g. `{ "scripted:main": model }`, usable in `context.model`. */
@@ -184,6 +187,15 @@ export interface Runtime {
   ): AsyncGenerator<RawRunItem>;
   /** Threads: created ahead of runs, searched, and their LangGraph state. */
   threads: ThreadsApi;
+  /**
+   * The compiled graph of `uid`'s chat agent (default: their default agent), as runs use it,
+   * for hosting it elsewhere (the LangGraph dev server). `subagents` narrows its allow-list.
+   */
+  graph(
+    uid: string,
+    agent?: string,
+    options?: { subagents?: readonly string[] },
+  ): Promise<AgentGraph>;
   /** The thread's checkpoints, newest first, each with its messages and subagent runs. */
   history(uid: string, threadId: string): Promise<ThreadCheckpoint[]>;
   /** A child thread's messages, only if its parent thread is the caller's and records it. */
@@ -225,10 +237,13 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     typeof options.database === "object"
       ? options.database
       : await openSqliteDatabase(options.database ?? join(dataDir, "agents.sqlite"));
+  const hosted = options.checkpointer === "host";
+  const kind = options.checkpointer ?? "sqlite";
+  // A hosted runtime never runs a graph itself; its saver only backs the read APIs (empty).
   const saver: ManagedSaver =
-    typeof options.checkpointer === "object"
-      ? borrowSaver(options.checkpointer)
-      : openSaver(options.checkpointer ?? "sqlite", join(dataDir, "checkpoints.sqlite"));
+    typeof kind === "object"
+      ? borrowSaver(kind)
+      : openSaver(kind === "host" ? "memory" : kind, join(dataDir, "checkpoints.sqlite"));
 
   const repository = new AgentRepository(database.db);
   const threads = new ThreadRepository(database.db);
@@ -259,7 +274,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   };
   const graphs = new AgentGraphs({
     repository,
-    backend: { models, tools, checkpointer: saver.saver },
+    backend: { models, tools, checkpointer: hosted ? undefined : saver.saver },
     processLimits: currentSettings,
     prepareSkills: (record, skillsThreadId) =>
       prepareAgentSkills(
@@ -299,6 +314,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
 
   async function prepareRun(request: RunRequest) {
     ensureOpen();
+    if (hosted) {
+      throw new SubagentGraphError(
+        ErrorCode.Unsupported,
+        'this runtime hosts graphs for a server that brings its own checkpointer (checkpointer: "host"): run them there, or create a runtime with "sqlite" or "memory"',
+      );
+    }
     const record = await mainAgent(request.uid, request.agent);
     const threadId = request.threadId ?? randomUUID();
     validateThreadId(threadId);
@@ -452,6 +473,19 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     agents,
     users,
     threads: threadsApi,
+
+    async graph(uid, agent, graphOptions) {
+      ensureOpen();
+      const record = await mainAgent(uid, agent);
+      const narrowed = graphOptions?.subagents;
+      if (narrowed === undefined) return graphs.mainGraph(uid, record);
+      const context = record.config_json.context;
+      const subagents = (context.subagents ?? []).filter((slug) => narrowed.includes(slug));
+      return graphs.mainGraph(uid, {
+        ...record,
+        config_json: { context: { ...context, subagents } },
+      });
+    },
     files,
     skills,
     checkpointer: saver.saver,

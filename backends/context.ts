@@ -5,11 +5,23 @@ import { z } from "zod";
  * runtime from the authenticated caller; `file_thread_id` defaults to `thread_id`.
  */
 export const agentContextSchema = z.object({
-  uid: z.string().min(1),
-  thread_id: z.string().min(1),
+  uid: z.string().min(1).describe("the acting user: only their agents and threads are reachable"),
+  thread_id: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("the run's thread (default: the config's thread_id, which hosts set)"),
   file_thread_id: z.string().min(1).optional(),
   skills_thread_id: z.string().min(1).optional(),
   is_subagent_runtime: z.boolean().default(false),
+  /** Which of the user's chat agents a hosted graph runs (LangGraph Studio's panel). */
+  agent: z.string().min(1).optional().describe("agent slug or id (default: the user's default)"),
+  /** Narrows the agent's subagent allow-list for this run (still only visible subagents). */
+  subagents: z.array(z.string()).optional().describe("subagent slugs this run may call"),
+  max_rounds: z.number().int().positive().optional().describe("model calls per subagent"),
+  max_result_chars: z.number().int().positive().optional(),
+  max_parallel_subagents: z.number().int().positive().optional(),
+  subagent_timeout_ms: z.number().int().positive().optional(),
 });
 export type AgentContext = z.infer<typeof agentContextSchema>;
 

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { DEMO_UID } from "./seed.js";
+import { DEMO_UID } from "../agents/demo.js";
 
 /** The usage text of `help`, and of every usage error. */
 export const USAGE = `Usage: tsx cli/main.ts <command> [options]
@@ -7,6 +7,8 @@ export const USAGE = `Usage: tsx cli/main.ts <command> [options]
 Commands:
   serve                Serve the HTTP API (default 127.0.0.1:$PORT, else 8787). The first start
                        creates the demo user and agents and prints the user's token once.
+  studio               Start the LangGraph dev server for LangGraph Studio (offline), on
+                       127.0.0.1:$STUDIO_PORT, else 2025; graphs read agents from the data dir.
   chat [question]      Ask your default agent (or --agent) one question and print the answer.
                        Without a question: an interactive chat on a terminal, or the whole of
                        stdin as the question when it is piped.
@@ -39,8 +41,8 @@ Options:
   --agent <slug>       chat: the agent to ask (default: your default agent).
   --thread <id>        chat: continue this thread (its id is printed after each answer).
   --replace            skills add: replace an installed skill of the same name.
-  --port <n>           serve: the port (default $PORT, else 8787).
-  --host <address>     serve: the address to listen on (default 127.0.0.1).
+  --port <n>           serve / studio: the port (default $PORT, else 8787 / $STUDIO_PORT, else 2025).
+  --host <address>     serve / studio: the address to listen on (default 127.0.0.1).
   --name <text>        users add: the user's display name (default: the uid).
   --label <text>       tokens issue: what the token is for (default: "default").
   -h, --help           Show this text.
@@ -93,6 +95,7 @@ export type Command =
   | { name: "agents-show"; store: StoreOptions; slug: string }
   | { name: "demo"; store: StoreOptions }
   | { name: "serve"; store: StoreOptions; host: string; port: number }
+  | { name: "studio"; store: StoreOptions; host: string; port: number }
   | { name: "skills-list"; store: StoreOptions }
   | { name: "skills-add"; store: StoreOptions; folder: string; replace: boolean }
   | { name: "skills-remove"; store: StoreOptions; skill: string }
@@ -135,8 +138,8 @@ const OPTION_COMMANDS: Record<
   replace: ["skills"],
   name: ["users"],
   label: ["tokens"],
-  port: ["serve"],
-  host: ["serve"],
+  port: ["serve", "studio"],
+  host: ["serve", "studio"],
 };
 
 /**
@@ -186,6 +189,14 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
         store,
         host: nonEmpty(values.host, "--host") ?? "127.0.0.1",
         port: portOf(nonEmpty(values.port, "--port") ?? (env.PORT?.trim() || "8787")),
+      };
+    case "studio":
+      noMoreArguments(name, rest);
+      return {
+        name: "studio",
+        store,
+        host: nonEmpty(values.host, "--host") ?? "127.0.0.1",
+        port: portOf(nonEmpty(values.port, "--port") ?? (env.STUDIO_PORT?.trim() || "2025")),
       };
     case "agents":
       return agentsCommand(rest, store);

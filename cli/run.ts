@@ -9,6 +9,7 @@ import { Interrupts } from "./interrupts.js";
 import { describeError } from "./report.js";
 import { serveCommand } from "./serve.js";
 import { addSkill, listSkills, removeSkill } from "./skills.js";
+import { studioCommand } from "./studio.js";
 import { addUser, issueToken, listTokens, listUsers, revokeToken } from "./users.js";
 
 const EXIT_ERROR = 1;
@@ -30,6 +31,7 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
     io.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  if (command.name === "studio") return studioCommand(command, io);
   if (command.name === "serve") {
     // The server owns its runtime and its signals: a Ctrl-C is a graceful shutdown there.
     try {
@@ -63,7 +65,10 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   }
 }
 
-function dispatch(context: CliContext, command: Exclude<Command, { name: "help" | "serve" }>) {
+function dispatch(
+  context: CliContext,
+  command: Exclude<Command, { name: "help" | "serve" | "studio" }>,
+) {
   const { runtime, io } = context;
   switch (command.name) {
     case "chat":

@@ -1,8 +1,8 @@
+import { DEMO_UID, seedDemo } from "../agents/demo.js";
 import { createRuntime } from "../runtime.js";
 import { createServer } from "../server/app.js";
 import type { StoreOptions } from "./args.js";
 import { type Io, say } from "./context.js";
-import { DEMO_UID, seedDemo } from "./seed.js";
 
 /** Default port of `serve` (`PORT` or `--port` override it). */
 export const DEFAULT_PORT = 8787;

@@ -1,10 +1,10 @@
+import { DEMO_UID, seedDemo } from "../agents/demo.js";
 import type { AgentRecord } from "../agents/schema.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { defaultModelSpec, OFFLINE_MODEL } from "../models/factory.js";
 import { streamAnswer } from "./answer.js";
 import type { StoreOptions } from "./args.js";
 import { type CliContext, EXIT_INTERRUPTED, say } from "./context.js";
-import { DEMO_UID, seedDemo } from "./seed.js";
 
 /** The agent a chat talks to, resolved once before the first question. */
 export interface ChatTarget {

@@ -93,7 +93,9 @@ export class AgentGraphs {
     return {
       graph,
       toolNames: subagentToolNames(record, this.options.backend.tools),
-      maxRounds: agentLimits(record.config_json.context, this.options.processLimits()).max_rounds,
+      maxRounds:
+        scope.overrides.max_rounds ??
+        agentLimits(record.config_json.context, this.options.processLimits()).max_rounds,
     };
   }
 
@@ -103,7 +105,10 @@ export class AgentGraphs {
   ): Promise<DispatchLimits> {
     // The caller's current record: an update made during a run applies to its next dispatch.
     const current = (await this.options.repository.find(scope.uid, parent.id)) ?? parent;
-    const limits = agentLimits(current.config_json.context, this.options.processLimits());
+    const limits = {
+      ...agentLimits(current.config_json.context, this.options.processLimits()),
+      ...scope.overrides,
+    };
     return {
       maxResultChars: limits.max_result_chars,
       subagentTimeoutMs: limits.subagent_timeout_ms,

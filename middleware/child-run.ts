@@ -9,6 +9,8 @@ export interface ChildGraph {
 
 /** LangGraph's internal config key under which a parent run hands its output stream down. */
 const PREGEL_STREAM_KEY = "__pregel_stream";
+/** LangGraph's internal config key of the saver a run lends its subgraphs. */
+const PREGEL_CHECKPOINTER_KEY = "__pregel_checkpointer";
 
 /** The slice of LangGraph's stream object that child runs write to. */
 interface PregelStreamLike {
@@ -56,6 +58,11 @@ export function childRunConfig(input: ChildRunConfigInput): LangGraphRunnableCon
   // every inherited key is blanked explicitly; the child then gets only what is set below.
   const configurable: Record<string, unknown> = {};
   for (const key of Object.keys(input.parentConfigurable ?? {})) configurable[key] = undefined;
+  // The saver the parent runs on is lent on: a child graph compiled without one (under the
+  // LangGraph dev server, which brings its own) then checkpoints to the same saver. Set
+  // explicitly, since `getState` does not read the ambient config.
+  const lentSaver = input.parentConfigurable?.[PREGEL_CHECKPOINTER_KEY];
+  if (lentSaver !== undefined) configurable[PREGEL_CHECKPOINTER_KEY] = lentSaver;
   configurable.thread_id = input.childThreadId;
   configurable.checkpoint_ns = "";
   const parentStream = input.parentConfigurable?.[PREGEL_STREAM_KEY];

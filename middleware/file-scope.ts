@@ -1,3 +1,4 @@
+import { getConfig } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { z } from "zod";
 import type { SkillSummary } from "../sandbox/skills/library.js";
@@ -105,8 +106,18 @@ function skillsSection(skills: readonly SkillSummary[], canRead: boolean): strin
 
 function skillsScopeOf(context: unknown): string | undefined {
   const ctx = (context ?? {}) as Record<string, unknown>;
-  const scope = ctx.skills_thread_id ?? ctx.thread_id;
+  const scope = ctx.skills_thread_id ?? ctx.thread_id ?? configuredThreadId();
   return typeof scope === "string" && scope.length > 0 ? scope : undefined;
+}
+
+/** The run config's `thread_id` (a host such as the LangGraph dev server sets only that). */
+function configuredThreadId(): unknown {
+  try {
+    return getConfig()?.configurable?.thread_id;
+  } catch {
+    // Outside a run there is no config to read.
+    return undefined;
+  }
 }
 
 function toolName(tool: unknown): string {

@@ -1,8 +1,29 @@
+/** Limits a run's context may set for itself (the library's caller or the Studio panel). */
+export interface LimitOverrides {
+  max_rounds?: number;
+  max_result_chars?: number;
+  max_parallel_subagents?: number;
+  subagent_timeout_ms?: number;
+}
+
+/** The context keys of {@link LimitOverrides}. */
+export const LIMIT_OVERRIDE_KEYS = [
+  "max_rounds",
+  "max_result_chars",
+  "max_parallel_subagents",
+  "subagent_timeout_ms",
+] as const;
+
 /** The caller's identity and scopes, read from the parent run's context. */
 export interface ParentRunScope {
   uid: string;
   threadId: string;
   fileThreadId: string;
+  /**
+   * Limits the run's context sets, over the agents' own: the HTTP server never passes a
+   * client's context through, so only trusted callers (the library, the Studio panel) can.
+   */
+  overrides: LimitOverrides;
 }
 
 /**
@@ -17,7 +38,17 @@ export function parentScope(context: unknown, configurable: unknown): ParentRunS
     stringField((configurable ?? {}) as Record<string, unknown>, "thread_id");
   const uid = stringField(ctx, "uid");
   if (!threadId || !uid) return undefined;
-  return { uid, threadId, fileThreadId: stringField(ctx, "file_thread_id") ?? threadId };
+  const overrides: LimitOverrides = {};
+  for (const key of LIMIT_OVERRIDE_KEYS) {
+    const value = ctx[key];
+    if (typeof value === "number" && Number.isInteger(value) && value > 0) overrides[key] = value;
+  }
+  return {
+    uid,
+    threadId,
+    fileThreadId: stringField(ctx, "file_thread_id") ?? threadId,
+    overrides,
+  };
 }
 
 function stringField(record: Partial<Record<string, unknown>>, key: string): string | undefined {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { seedDemo } from "../../cli/seed.js";
+import { seedDemo } from "../../agents/demo.js";
 import { createRuntime, type Runtime } from "../../runtime.js";
 
 describe("seedDemo", () => {

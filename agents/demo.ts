@@ -1,5 +1,11 @@
-import type { AgentRecord } from "../agents/schema.js";
-import type { Runtime } from "../runtime.js";
+import type { AgentRecord } from "./schema.js";
+
+/** The part of the agents API seeding needs (the runtime's `agents` has it). */
+export interface SeedTarget {
+  getDefault(uid: string): Promise<AgentRecord | undefined>;
+  list(uid: string, options?: { include_subagents?: boolean }): Promise<AgentRecord[]>;
+  create(uid: string, payload: unknown): Promise<AgentRecord>;
+}
 
 /** The user the CLI acts as when no `--uid` is given. */
 export const DEMO_UID = "demo";
@@ -78,17 +84,21 @@ const DEMO_AGENTS = [
  *
  * @returns the agents it created, in creation order; empty when there was nothing to do.
  */
-export async function seedDemo(runtime: Runtime, uid: string = DEMO_UID): Promise<AgentRecord[]> {
-  if (await runtime.agents.getDefault(uid)) return [];
+export async function seedDemo(
+  target: { agents: SeedTarget },
+  uid: string = DEMO_UID,
+): Promise<AgentRecord[]> {
+  const agents = target.agents;
+  if (await agents.getDefault(uid)) return [];
   const owned = new Set(
-    (await runtime.agents.list(uid, { include_subagents: true }))
+    (await agents.list(uid, { include_subagents: true }))
       .filter((agent) => agent.owner_uid === uid)
       .map((agent) => agent.slug),
   );
   const created: AgentRecord[] = [];
   for (const payload of DEMO_AGENTS) {
     if (owned.has(payload.slug)) continue;
-    created.push(await runtime.agents.create(uid, payload));
+    created.push(await agents.create(uid, payload));
   }
   return created;
 }

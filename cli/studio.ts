@@ -1,0 +1,68 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { DEMO_UID } from "../agents/demo.js";
+import type { StoreOptions } from "./args.js";
+import type { Io } from "./context.js";
+
+/** Default port of `studio` (2024, the dev server's own default, is often taken). */
+export const DEFAULT_STUDIO_PORT = 2025;
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/** What `studio` serves. */
+export interface StudioOptions {
+  store: StoreOptions;
+  host: string;
+  port: number;
+}
+
+/**
+ * The `studio` command (`npm run studio`): the official LangGraph dev server on `langgraph.json`,
+ * offline (no LangSmith key, no tracing, no browser), with the graphs reading agents from the
+ * data dir and the run context defaulting to the `demo` user. Open the printed Studio URL, or
+ * point `@langchain/langgraph-sdk` at it. Ends when the server does (Ctrl-C stops it).
+ */
+export async function studioCommand(options: StudioOptions, io: Io): Promise<number> {
+  const bin = `${ROOT}node_modules/.bin/langgraphjs`;
+  if (!existsSync(bin)) {
+    io.stderr.write(
+      "error: the LangGraph dev server is a dev dependency: run `npm ci` (with dev dependencies) first\n",
+    );
+    return 1;
+  }
+  const env: NodeJS.ProcessEnv = {
+    ...io.env,
+    SUBAGENT_GRAPH_DATA: options.store.dataDir,
+    LANGSMITH_TRACING: io.env.LANGSMITH_TRACING ?? "false",
+    LANGCHAIN_TRACING_V2: io.env.LANGCHAIN_TRACING_V2 ?? "false",
+    // The assistant's default context: Studio's panel (or a run's context) overrides it.
+    LANGGRAPH_CONFIG:
+      io.env.LANGGRAPH_CONFIG ?? JSON.stringify({ agent: { context: { uid: DEMO_UID } } }),
+  };
+  const child = spawn(
+    bin,
+    [
+      "dev",
+      "--config",
+      `${ROOT}langgraph.json`,
+      "--host",
+      options.host,
+      "--port",
+      String(options.port),
+      "--no-browser",
+      "--no-reload",
+    ],
+    { cwd: ROOT, env, stdio: "inherit" },
+  );
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  process.on("SIGINT", forward);
+  process.on("SIGTERM", forward);
+  return new Promise((resolve) => {
+    child.on("exit", (code, signal) => {
+      process.off("SIGINT", forward);
+      process.off("SIGTERM", forward);
+      resolve(signal ? 0 : (code ?? 1));
+    });
+  });
+}

@@ -1,0 +1,169 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** A port nobody listens on right now (2024 is taken on these machines). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+function offlineEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) =>
+        !key.startsWith("OPENAI_") &&
+        !key.startsWith("SUBAGENT_") &&
+        !key.startsWith("LANGGRAPH_") &&
+        !key.startsWith("LANGSMITH_") &&
+        !key.startsWith("LANGCHAIN_"),
+    ),
+  );
+}
+
+/**
+ * `npm run studio` for real: the official LangGraph dev server on our `langgraph.json`, driven
+ * with the SDK's `Client`. The whole process group is stopped at the end, even on failure.
+ */
+describe("LangGraph Studio (the official dev server on langgraph.json)", {
+  timeout: 90_000,
+}, () => {
+  let dataDir = "";
+  let server: ChildProcess | undefined;
+  let output = "";
+  let client: Client;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "studio-"));
+    const port = await freePort();
+    server = spawn(
+      process.execPath,
+      ["--import", "tsx", "cli/main.ts", "studio", "--port", String(port), "--data", dataDir],
+      { cwd: ROOT, env: offlineEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true },
+    );
+    server.stdout?.on("data", (chunk) => {
+      output += String(chunk);
+    });
+    server.stderr?.on("data", (chunk) => {
+      output += String(chunk);
+    });
+    const base = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const up = await fetch(`${base}/ok`).then(
+        (response) => response.ok,
+        () => false,
+      );
+      if (up) break;
+      if (Date.now() > deadline || server.exitCode !== null) {
+        throw new Error(`the dev server did not come up:\n${output}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    client = new Client({ apiUrl: base, apiKey: null });
+  }, 90_000);
+
+  afterAll(async () => {
+    if (server?.pid !== undefined && server.exitCode === null) {
+      const exited = new Promise((resolve) => server?.once("exit", resolve));
+      process.kill(-server.pid, "SIGTERM");
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      if (server.exitCode === null) process.kill(-server.pid, "SIGKILL");
+    }
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("finds the graph, with the demo user as its default context", async () => {
+    const assistants = await client.assistants.search({ graphId: "agent" });
+    expect(assistants).toHaveLength(1);
+    expect(assistants[0]?.context).toEqual({ uid: "demo" });
+  });
+
+  it("runs the demo agent: two subagents on child threads, their events streamed under namespaces naming them", async () => {
+    const thread = await client.threads.create();
+    const events: { event: string; data: unknown }[] = [];
+    for await (const part of client.runs.stream(thread.thread_id, "agent", {
+      input: { messages: [{ type: "human", content: "Compare solar and wind power" }] },
+      streamMode: ["values", "updates", "messages-tuple"],
+      streamSubgraphs: true,
+    })) {
+      events.push(part);
+    }
+    expect(events.filter((e) => e.event === "error")).toEqual([]);
+
+    const state = await client.threads.getState(thread.thread_id);
+    const runs = (
+      state.values as {
+        subagent_runs: { subagent_type: string; status: string; child_thread_id: string }[];
+      }
+    ).subagent_runs;
+    expect(runs.map((run) => [run.subagent_type, run.status])).toEqual([
+      ["researcher", "completed"],
+      ["reviewer", "completed"],
+    ]);
+    for (const run of runs) {
+      expect(run.child_thread_id).toMatch(
+        new RegExp(`^${thread.thread_id}_sub_${run.subagent_type}_[0-9a-f]{8}$`),
+      );
+      // The child's own node updates reach the parent's stream under its thread's namespace.
+      expect(events.some((e) => e.event === `updates|subagent:${run.child_thread_id}`)).toBe(true);
+    }
+    const last = (state.values as { messages: { type: string; content: string }[] }).messages.at(
+      -1,
+    );
+    expect(last?.type).toBe("ai");
+    expect(last?.content).toContain("[offline model]");
+
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 20 });
+    expect(history.length).toBeGreaterThan(2);
+    expect(history[0]?.checkpoint.checkpoint_id).toBe(state.checkpoint.checkpoint_id);
+    expect(history[0]?.parent_checkpoint?.checkpoint_id).toBe(history[1]?.checkpoint.checkpoint_id);
+  });
+
+  it("lets the run context narrow the subagents, set limits and pick the user", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "agent", {
+      input: { messages: [{ type: "human", content: "Review my plan" }] },
+      context: { uid: "demo", subagents: ["reviewer"] },
+    });
+    const state = await client.threads.getState(thread.thread_id);
+    const runs = (state.values as { subagent_runs: { subagent_type: string }[] }).subagent_runs;
+    expect(runs.map((run) => run.subagent_type)).toEqual(["reviewer"]);
+
+    // Limits from the context apply: two task calls in one turn over a cap of one are refused.
+    const capped = await client.threads.create();
+    await client.runs.wait(capped.thread_id, "agent", {
+      input: { messages: [{ type: "human", content: "Compare solar and wind power" }] },
+      context: { uid: "demo", max_parallel_subagents: 1 },
+    });
+    const cappedState = await client.threads.getState(capped.thread_id);
+    const cappedRuns = (
+      cappedState.values as { subagent_runs: { status: string; error: string }[] }
+    ).subagent_runs;
+    expect(cappedRuns.map((run) => run.status)).toEqual(["failed", "failed"]);
+    expect(cappedRuns[0]?.error).toContain("max_parallel_subagents");
+
+    // A user without agents has nothing to run: the run fails with our NOT_FOUND message.
+    const failed = await client.runs
+      .wait(thread.thread_id, "agent", {
+        input: { messages: [{ type: "human", content: "hi" }] },
+        context: { uid: "nobody" },
+      })
+      .then(
+        () => undefined,
+        (error: Error) => error,
+      );
+    expect(String(failed?.message)).toContain("has no default agent");
+  });
+});
