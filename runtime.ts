@@ -87,8 +87,16 @@ export interface RunRequest {
   agent?: string;
   /** Thread to continue; default: a new thread. */
   threadId?: string;
-  /** The user's message. */
-  input: string;
+  /**
+   * The user's message. Leave it out to run what the thread (or `checkpointId`) has next: a
+   * run that stopped mid-way (a crash) resumes, a replay re-executes from that checkpoint.
+   */
+  input?: string;
+  /**
+   * Replay/branch from this checkpoint of the thread instead of its latest one (see
+   * {@link Runtime.history}); the run writes a new branch, the old checkpoints stay readable.
+   */
+  checkpointId?: string;
   /** Cancels the run (and every running subagent) when aborted. */
   signal?: AbortSignal;
   /** The run's id (default a new UUID); the HTTP layer picks it to announce it first. */
@@ -200,6 +208,8 @@ export interface Runtime {
   history(uid: string, threadId: string): Promise<ThreadCheckpoint[]>;
   /** A child thread's messages, only if its parent thread is the caller's and records it. */
   childThread(uid: string, childThreadId: string): Promise<ChildThreadView>;
+  /** A child thread's checkpoints, newest first (same permission as {@link childThread}). */
+  childHistory(uid: string, childThreadId: string): Promise<ThreadCheckpoint[]>;
   /** Aborts a running run of `uid`; false when no such run is active. */
   cancel(uid: string, runId: string): boolean;
   /** The saver in use (for tools that read checkpoints directly). */
@@ -320,9 +330,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         'this runtime hosts graphs for a server that brings its own checkpointer (checkpointer: "host"): run them there, or create a runtime with "sqlite" or "memory"',
       );
     }
-    const record = await mainAgent(request.uid, request.agent);
     const threadId = request.threadId ?? randomUUID();
     validateThreadId(threadId);
+    // An existing thread keeps running the agent it was started with unless told otherwise.
+    const existing = request.threadId ? await threads.get(request.uid, threadId) : undefined;
+    const record = await mainAgent(request.uid, request.agent ?? (existing?.agent_id || undefined));
     await threads.claim(request.uid, threadId, record.id);
     if (busyThreads.has(threadId)) {
       throw new SubagentGraphError(
@@ -345,19 +357,61 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       await threads.touch(threadId);
     };
     const config = {
-      configurable: { thread_id: threadId },
+      configurable: {
+        thread_id: threadId,
+        ...(request.checkpointId ? { checkpoint_id: request.checkpointId } : {}),
+      },
       context: { uid: request.uid, thread_id: threadId, is_subagent_runtime: false },
       signal,
       runId,
       // Each task call is a model turn plus a child's own loop; LangGraph counts only ours.
       recursionLimit: 100,
     };
-    const input = { messages: [new HumanMessage(request.input)] };
+    const input =
+      request.input === undefined ? null : { messages: [new HumanMessage(request.input)] };
+    try {
+      await checkStartingPoint(graph, config.configurable, input === null);
+    } catch (error) {
+      busyThreads.delete(threadId);
+      activeRuns.delete(runId);
+      throw error;
+    }
     const startedAt = new Date().toISOString();
     return { record, graph, threadId, runId, config, input, release, startedAt };
   }
 
   type PreparedRun = Awaited<ReturnType<typeof prepareRun>>;
+
+  /**
+   * A run from a checkpoint needs that checkpoint; a run without input needs something to do
+   * there (a turn that stopped mid-way), else it would silently do nothing.
+   */
+  async function checkStartingPoint(
+    graph: AgentGraph,
+    configurable: { thread_id: string; checkpoint_id?: string },
+    withoutInput: boolean,
+  ): Promise<void> {
+    const { thread_id: threadId, checkpoint_id: checkpointId } = configurable;
+    if (
+      checkpointId &&
+      !(await saver.saver.getTuple({ configurable: { ...configurable, checkpoint_ns: "" } }))
+    ) {
+      throw new SubagentGraphError(
+        ErrorCode.NotFound,
+        `checkpoint "${checkpointId}" not found in thread "${threadId}": pass a checkpoint id from the thread's history`,
+        { field: "checkpointId" },
+      );
+    }
+    if (!withoutInput) return;
+    const state = await graph.getState({ configurable });
+    if (state.next.length === 0) {
+      throw new SubagentGraphError(
+        ErrorCode.Validation,
+        `thread "${threadId}" has nothing to run${checkpointId ? ` from checkpoint "${checkpointId}"` : ""}: its turn is complete, so pass input (a new message), or a checkpoint_id from before the step to replay`,
+        { field: "input" },
+      );
+    }
+  }
 
   /** The graph's stream with subgraphs, so subagents' chunks come too. */
   async function* graphChunks(
@@ -547,24 +601,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     },
 
     async childThread(uid, childThreadId) {
-      ensureOpen();
-      const parts = parseChildThreadId(childThreadId);
-      const notFound = new SubagentGraphError(
-        ErrorCode.NotFound,
-        `child thread "${childThreadId}" not found: pass a child_thread_id from one of your threads' subagent_runs`,
-        { field: "childThreadId" },
-      );
-      if (!parts || !(await threads.get(uid, parts.parentThreadId))) throw notFound;
-      // Usually the latest checkpoint records the child; only a child left behind by a later
-      // fork or replay needs the (costlier) walk through older checkpoints.
-      const recordsChild = (runs: SubagentRun[]) =>
-        runs.find((record) => record.child_thread_id === childThreadId);
-      const run =
-        recordsChild((await readThreadState(saver.saver, parts.parentThreadId)).subagentRuns) ??
-        recordsChild(
-          (await readHistory(saver.saver, parts.parentThreadId)).flatMap((c) => c.subagentRuns),
-        );
-      if (!run) throw notFound;
+      const { parts, run } = await recordedChild(uid, childThreadId);
       const state = await readThreadState(saver.saver, childThreadId);
       return {
         threadId: childThreadId,
@@ -573,6 +610,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         run,
         messages: state.messages,
       };
+    },
+
+    async childHistory(uid, childThreadId) {
+      await recordedChild(uid, childThreadId);
+      return readHistory(saver.saver, childThreadId);
     },
 
     cancel(uid, runId) {
@@ -592,6 +634,30 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       if (ownsDatabase) await database.close();
     },
   };
+
+  /**
+   * A child thread `uid` may read: its parent thread is theirs and records it (in the latest
+   * checkpoint, or an older one for a child left behind by a later fork or replay).
+   */
+  async function recordedChild(uid: string, childThreadId: string) {
+    ensureOpen();
+    const parts = parseChildThreadId(childThreadId);
+    const notFound = new SubagentGraphError(
+      ErrorCode.NotFound,
+      `child thread "${childThreadId}" not found: pass a child_thread_id from one of your threads' subagent_runs`,
+      { field: "childThreadId" },
+    );
+    if (!parts || !(await threads.get(uid, parts.parentThreadId))) throw notFound;
+    const recordsChild = (runs: SubagentRun[]) =>
+      runs.find((record) => record.child_thread_id === childThreadId);
+    const run =
+      recordsChild((await readThreadState(saver.saver, parts.parentThreadId)).subagentRuns) ??
+      recordsChild(
+        (await readHistory(saver.saver, parts.parentThreadId)).flatMap((c) => c.subagentRuns),
+      );
+    if (!run) throw notFound;
+    return { parts, run };
+  }
 
   async function ownedThread(uid: string, threadId: string) {
     const thread = await threads.get(uid, threadId);

@@ -19,7 +19,11 @@ export interface AgentGraph {
     config: LangGraphRunnableConfig,
     options?: { limit?: number; before?: LangGraphRunnableConfig },
   ): AsyncIterableIterator<StateSnapshot>;
-  updateState(config: LangGraphRunnableConfig, values: Record<string, unknown>): Promise<unknown>;
+  updateState(
+    config: LangGraphRunnableConfig,
+    values: Record<string, unknown>,
+    asNode?: string,
+  ): Promise<unknown>;
 }
 
 /** Stream options on top of the run config. */

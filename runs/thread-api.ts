@@ -58,6 +58,17 @@ export interface ThreadsApi {
     threadId: string,
     options?: { checkpointId?: string },
   ): Promise<StateSnapshot | undefined>;
+  /**
+   * Writes `values` as a new checkpoint branching from `checkpointId` (default the latest), as
+   * if node `asNode` had returned them (default: the last node that ran), and returns the new
+   * checkpoint's id. Messages with the id of an existing message replace it: that is how a
+   * message is edited. Run the thread without input from the new checkpoint to continue.
+   */
+  fork(
+    uid: string,
+    threadId: string,
+    edit: { values: Record<string, unknown>; checkpointId?: string; asNode?: string },
+  ): Promise<{ checkpointId: string }>;
   /** The thread's states, newest first (`before`: only checkpoints older than that id). */
   stateHistory(
     uid: string,
@@ -170,6 +181,42 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
         return undefined;
       }
       return graph ? graph.getState(config(threadId, tuple.checkpoint.id)) : snapshotOf(tuple);
+    },
+
+    async fork(uid, threadId, edit) {
+      const row = await owned(uid, threadId);
+      if (deps.isBusy(threadId)) {
+        throw new SubagentGraphError(
+          ErrorCode.ThreadBusy,
+          `thread "${threadId}" has a run in progress: fork it once the run has finished`,
+          { field: "thread_id" },
+        );
+      }
+      const graph = await graphFor(uid, row);
+      if (!graph) {
+        throw new SubagentGraphError(
+          ErrorCode.Validation,
+          `thread "${threadId}" has no run yet (or its agent is gone): there is no state to fork`,
+          { field: "thread_id" },
+        );
+      }
+      if (edit.checkpointId && !(await deps.saver.getTuple(config(threadId, edit.checkpointId)))) {
+        throw new SubagentGraphError(
+          ErrorCode.NotFound,
+          `checkpoint "${edit.checkpointId}" not found in thread "${threadId}": pass a checkpoint_id from its history`,
+          { field: "checkpoint_id" },
+        );
+      }
+      const written = (await graph.updateState(
+        config(threadId, edit.checkpointId),
+        edit.values,
+        ...(edit.asNode ? [edit.asNode] : []),
+      )) as { configurable?: { checkpoint_id?: string } };
+      const checkpointId = written.configurable?.checkpoint_id;
+      if (!checkpointId) {
+        throw new SubagentGraphError(ErrorCode.Internal, "the fork wrote no checkpoint id");
+      }
+      return { checkpointId };
     },
 
     async stateHistory(uid, threadId, options = {}) {
