@@ -37,8 +37,10 @@ export type RunCreateBody = z.infer<typeof runCreateSchema>;
 /** A run request we can honour, read from a {@link RunCreateBody}. */
 export interface ParsedRunCreate {
   assistantId: string;
-  /** The text of the one human message the run starts from. */
-  input: string;
+  /** The text of the one human message the run starts from; undefined = run what is next. */
+  input: string | undefined;
+  /** Replay/branch from this checkpoint instead of the latest. */
+  checkpointId: string | undefined;
   streamModes: WireStreamMode[];
   subgraphs: boolean;
   cancelOnDisconnect: boolean;
@@ -67,11 +69,6 @@ export function parseRunCreate(
       "command",
       "these agents never interrupt, so there is nothing to resume: send input instead",
     );
-  }
-  for (const field of ["checkpoint", "checkpoint_id"] as const) {
-    if (body[field] !== undefined && body[field] !== null) {
-      throw unsupported(field, "runs start from the thread's latest checkpoint here: leave it out");
-    }
   }
   for (const field of [
     "interrupt_before",
@@ -111,13 +108,28 @@ export function parseRunCreate(
   checkConfig(body.config);
   return {
     assistantId: body.assistant_id,
-    input: inputText(body.input),
+    input: body.input === undefined || body.input === null ? undefined : inputText(body.input),
+    checkpointId: checkpointIdOf(body),
     streamModes: streamModes(body.stream_mode, defaultModes),
     subgraphs: body.stream_subgraphs === true,
     cancelOnDisconnect: body.on_disconnect === "cancel",
     createThread: body.if_not_exists === "create",
     metadata: body.metadata ?? {},
   };
+}
+
+/** `checkpoint_id`, or `checkpoint.checkpoint_id` (what `useStream` sends when branching). */
+function checkpointIdOf(body: RunCreateBody): string | undefined {
+  if (body.checkpoint_id) return body.checkpoint_id;
+  const nested = (body.checkpoint as { checkpoint_id?: unknown } | null | undefined)?.checkpoint_id;
+  if (body.checkpoint !== undefined && body.checkpoint !== null && typeof nested !== "string") {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      "checkpoint: send { checkpoint_id } naming a checkpoint from the thread's history",
+      { field: "checkpoint" },
+    );
+  }
+  return typeof nested === "string" ? nested : undefined;
 }
 
 function checkConfig(config: unknown): void {

@@ -105,7 +105,8 @@ export function serializeSnapshot(snapshot: StateSnapshot, threadId: string) {
   };
 }
 
-function checkpointRef(threadId: string, checkpointId: string) {
+/** A checkpoint reference as the API writes it (root namespace). */
+export function checkpointRef(threadId: string, checkpointId: string) {
   return {
     thread_id: threadId,
     checkpoint_ns: "",

@@ -39,6 +39,7 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
       threadId,
       agentId: agent.id,
       input: parsed.input,
+      checkpointId: parsed.checkpointId,
       streamModes: parsed.streamModes,
       subgraphs: parsed.subgraphs,
       metadata: parsed.metadata,

@@ -4,7 +4,12 @@ import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { ThreadInfo } from "../../runs/thread-api.js";
 import type { Runtime } from "../../runtime.js";
-import { emptyThreadState, serializeSnapshot, serializeValue } from "../protocol/serialize.js";
+import {
+  checkpointRef,
+  emptyThreadState,
+  serializeSnapshot,
+  serializeValue,
+} from "../protocol/serialize.js";
 import type { RunRegistry } from "../runs/run-registry.js";
 import { childThreadSchema, errorResponses, threadSchema, threadStateSchema } from "../schemas.js";
 
@@ -43,6 +48,26 @@ async function threadOf(
 /** `/threads`: the caller's threads and their LangGraph state and history. */
 export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegistry): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  /**
+   * A child thread of `threadId` the caller may read. One answer for every child they may not
+   * (absent, another user's, recorded by another thread), naming the HTTP parameter.
+   */
+  const readChild = async (uid: string, threadId: string, childThreadId: string) => {
+    const notFound = () =>
+      new SubagentGraphError(
+        ErrorCode.NotFound,
+        `child thread "${childThreadId}" not found: pass a child_thread_id from one of your threads' subagent_runs`,
+        { field: "child_thread_id" },
+      );
+    const child = await runtime.childThread(uid, childThreadId).catch((error) => {
+      throw SubagentGraphError.isInstance(error) && error.code === ErrorCode.NotFound
+        ? notFound()
+        : error;
+    });
+    if (child.parentThreadId !== threadId) throw notFound();
+    return child;
+  };
 
   routes.post(
     "/threads",
@@ -219,6 +244,75 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
     },
   );
 
+  routes.post(
+    "/threads/:thread_id/state",
+    {
+      schema: {
+        tags: ["threads"],
+        summary:
+          "Fork: write values as a new checkpoint after checkpoint_id (default the latest); a message with an existing id replaces it. Run without input from the returned checkpoint to continue",
+        params: threadParams,
+        body: z.looseObject({
+          values: z.record(z.string(), z.unknown()),
+          checkpoint_id: z.string().optional(),
+          checkpoint: z.looseObject({ checkpoint_id: z.string() }).optional(),
+          as_node: z.string().optional(),
+        }),
+        response: {
+          200: z.object({
+            checkpoint: z.object({
+              thread_id: z.string(),
+              checkpoint_ns: z.string(),
+              checkpoint_id: z.string(),
+            }),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const { thread_id } = request.params;
+      const body = request.body;
+      const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id;
+      const fork = await runtime.threads.fork(request.uid, thread_id, {
+        values: body.values,
+        ...(checkpointId ? { checkpointId } : {}),
+        ...(body.as_node ? { asNode: body.as_node } : {}),
+      });
+      return {
+        checkpoint: { thread_id, checkpoint_ns: "", checkpoint_id: fork.checkpointId },
+      };
+    },
+  );
+
+  routes.get(
+    "/threads/:thread_id/subagents/:child_thread_id/history",
+    {
+      schema: {
+        tags: ["threads"],
+        summary: "A subagent's child thread's checkpoints, newest first (same rights as its state)",
+        params: threadParams.extend({ child_thread_id: z.string().min(1) }),
+        response: { 200: z.array(threadStateSchema), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { thread_id, child_thread_id } = request.params;
+      const child = await readChild(request.uid, thread_id, child_thread_id);
+      const history = await runtime.childHistory(request.uid, child.threadId);
+      return history.map((checkpoint) => ({
+        values: { messages: serializeValue(checkpoint.messages) } as Record<string, unknown>,
+        next: [],
+        tasks: [],
+        metadata: { step: checkpoint.step ?? null, source: checkpoint.source ?? null },
+        created_at: checkpoint.createdAt,
+        checkpoint: checkpointRef(child.threadId, checkpoint.checkpointId),
+        parent_checkpoint: checkpoint.parentCheckpointId
+          ? checkpointRef(child.threadId, checkpoint.parentCheckpointId)
+          : null,
+      }));
+    },
+  );
+
   routes.get(
     "/threads/:thread_id/subagents/:child_thread_id",
     {
@@ -231,20 +325,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
     },
     async (request) => {
       const { thread_id, child_thread_id } = request.params;
-      // One answer for every child the caller may not read (absent, another user's, recorded
-      // by another thread), naming the HTTP parameter rather than the runtime's argument.
-      const notFound = () =>
-        new SubagentGraphError(
-          ErrorCode.NotFound,
-          `child thread "${child_thread_id}" not found: pass a child_thread_id from one of your threads' subagent_runs`,
-          { field: "child_thread_id" },
-        );
-      const child = await runtime.childThread(request.uid, child_thread_id).catch((error) => {
-        throw SubagentGraphError.isInstance(error) && error.code === ErrorCode.NotFound
-          ? notFound()
-          : error;
-      });
-      if (child.parentThreadId !== thread_id) throw notFound();
+      const child = await readChild(request.uid, thread_id, child_thread_id);
       return {
         thread_id: child.threadId,
         parent_thread_id: child.parentThreadId,

@@ -15,7 +15,9 @@ export interface RunOptions {
   threadId: string;
   /** The agent id (the API's `assistant_id`). */
   agentId: string;
-  input: string;
+  /** The new message; undefined = run what the thread (or `checkpointId`) has next. */
+  input: string | undefined;
+  checkpointId: string | undefined;
   streamModes: readonly WireStreamMode[];
   subgraphs: boolean;
   metadata: Record<string, unknown>;
@@ -131,7 +133,8 @@ export class RunRegistry {
         uid: options.uid,
         agent: options.agentId,
         threadId: options.threadId,
-        input: options.input,
+        ...(options.input === undefined ? {} : { input: options.input }),
+        ...(options.checkpointId ? { checkpointId: options.checkpointId } : {}),
         signal: run.controller.signal,
         runId: run.runId,
       },

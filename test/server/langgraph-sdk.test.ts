@@ -160,6 +160,62 @@ describe("the LangGraph SDK Client against our server", { timeout: 30_000 }, () 
     expect(flat).toContain("messages");
   });
 
+  it("replays from a checkpoint, forks with an edited message, and reads a child's history", async () => {
+    const { fixture, client, base, token } = await start();
+    const boss = await offlineBoss(fixture.runtime);
+    const thread = await client.threads.create();
+    const first = (await client.runs.wait(thread.thread_id, boss.id, {
+      input: human("Compare solar and wind"),
+    })) as { subagent_runs: { child_thread_id: string }[] };
+    const oldChildren = first.subagent_runs.map((run) => run.child_thread_id);
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+    // The oldest state holding just the question: before the model's first turn.
+    const start_ = [...history]
+      .reverse()
+      .find((state) => (state.values as { messages?: unknown[] }).messages?.length === 1);
+    const startId = start_?.checkpoint.checkpoint_id ?? "";
+    // Each state of the history carries the subagent runs recorded at that point.
+    const latest = history[0]?.values as { subagent_runs?: unknown[] } | undefined;
+    expect(latest?.subagent_runs).toHaveLength(2);
+
+    const replayed = (await client.runs.wait(thread.thread_id, boss.id, {
+      checkpointId: startId,
+    })) as { subagent_runs: { child_thread_id: string }[]; messages: { content: string }[] };
+    const newChildren = replayed.subagent_runs.map((run) => run.child_thread_id);
+    expect(newChildren).toHaveLength(2);
+    expect(newChildren.filter((id) => oldChildren.includes(id))).toEqual([]);
+    // The old children stay readable, history included.
+    const oldChild = oldChildren[0] ?? "";
+    const childHistory = await fetch(
+      `${base}/threads/${thread.thread_id}/subagents/${oldChild}/history`,
+      { headers: { "x-api-key": token } },
+    );
+    expect(childHistory.status).toBe(200);
+    const childStates = (await childHistory.json()) as { values: { messages: unknown[] } }[];
+    expect(childStates[0]?.values.messages).toHaveLength(2);
+
+    // Fork: the same question id with new text, then run from the fork.
+    const startValues = start_?.values as { messages?: { id: string }[] } | undefined;
+    const question = startValues?.messages?.[0];
+    // The reference server answers { checkpoint }, although the SDK's type says otherwise.
+    const fork = (await client.threads.updateState(thread.thread_id, {
+      values: {
+        messages: [{ type: "human", content: "Compare tea and coffee", id: question?.id }],
+      },
+      checkpointId: startId,
+    })) as unknown as { checkpoint: { checkpoint_id: string } };
+    const forked = (await client.runs.wait(thread.thread_id, boss.id, {
+      checkpointId: fork.checkpoint.checkpoint_id,
+    })) as { messages: { content: string }[] };
+    expect(forked.messages[0]?.content).toBe("Compare tea and coffee");
+    expect(forked.messages.at(-1)?.content).toContain('"Compare tea and coffee"');
+
+    // A finished turn with no input has nothing to run.
+    await expect(client.runs.wait(thread.thread_id, boss.id, {})).rejects.toMatchObject({
+      status: 422,
+    });
+  });
+
   it("joins a finished run's stream from the start, and its result", async () => {
     const { fixture, client } = await start();
     const boss = await offlineBoss(fixture.runtime);
