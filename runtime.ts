@@ -56,6 +56,11 @@ export interface RuntimeOptions {
   database?: string | Database;
   /** Extra models by spec, e.g. `{ "scripted:main": model }`, usable in `context.model`. */
   models?: Record<string, BaseChatModel>;
+  /**
+   * A model to use instead of the one an agent's config names, per agent (e.g. a `ReplayModel`
+   * serving a recorded thread back); return undefined to keep the configured one.
+   */
+  modelFor?: (agent: AgentRecord) => BaseChatModel | undefined;
   /** Extra tools, registered beside the built-in ones. */
   tools?: StructuredToolInterface[];
   /** Environment for model keys and limit defaults. Default `process.env`, read on each use. */
@@ -284,7 +289,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   };
   const graphs = new AgentGraphs({
     repository,
-    backend: { models, tools, checkpointer: hosted ? undefined : saver.saver },
+    backend: {
+      models,
+      tools,
+      checkpointer: hosted ? undefined : saver.saver,
+      modelFor: options.modelFor,
+    },
     processLimits: currentSettings,
     prepareSkills: (record, skillsThreadId) =>
       prepareAgentSkills(
@@ -447,7 +457,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
    * (unanswered calls answered, cancelled children recorded), then becomes `RUN_CANCELLED`.
    */
   async function failure(prepared: PreparedRun, error: unknown): Promise<unknown> {
-    if (!prepared.config.signal.aborted) return error;
+    if (!prepared.config.signal.aborted) return typedCause(error);
     await repairCancelledTurn(prepared.graph, saver.saver, prepared.threadId, prepared.startedAt);
     return new SubagentGraphError(
       ErrorCode.Cancelled,
@@ -670,6 +680,23 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     }
     return thread;
   }
+}
+
+/**
+ * The first of our typed errors in `error`'s cause chain, else `error`: langchain wraps what a
+ * model or middleware throws (`MiddlewareError`), which would hide the code callers switch on.
+ */
+function typedCause(error: unknown): unknown {
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && depth < 10; depth += 1) {
+    if (SubagentGraphError.isInstance(current) && !isLangchainWrapper(current)) return current;
+    current = (current as { cause?: unknown } | null)?.cause;
+  }
+  return error;
+}
+
+function isLangchainWrapper(error: unknown): boolean {
+  return (error as { "~brand"?: unknown })["~brand"] === "MiddlewareError";
 }
 
 function validateThreadId(threadId: string): void {

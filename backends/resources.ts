@@ -11,6 +11,8 @@ export interface BackendDeps {
   tools: ToolRegistry;
   /** Saver the graph is compiled with; undefined = the caller's (e.g. the dev server's). */
   checkpointer: BaseCheckpointSaver | undefined;
+  /** A model that replaces the one an agent's config names (replay tests); undefined = none. */
+  modelFor?: ((record: AgentRecord) => BaseChatModel | undefined) | undefined;
 }
 
 /** An agent's model, tools and system prompt, resolved from its runtime config. */
@@ -28,7 +30,7 @@ export interface AgentResources {
 export function normaliseResources(record: AgentRecord, deps: BackendDeps): AgentResources {
   const context = record.config_json.context;
   return {
-    model: deps.models(context.model),
+    model: deps.modelFor?.(record) ?? deps.models(context.model),
     tools: deps.tools.select(context.tools, record.slug),
     systemPrompt: context.system_prompt?.trim() || defaultSystemPrompt(record),
   };

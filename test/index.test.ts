@@ -34,6 +34,8 @@ describe("public API", () => {
   });
 
   it("ships the scripted model under ./testing", () => {
-    expect(Object.keys(testing)).toEqual(["ScriptedChatModel"]);
+    expect(Object.keys(testing).sort()).toEqual(
+      ["RECORDING_VERSION", "ReplayModel", "ScriptedChatModel", "recordThread"].sort(),
+    );
   });
 });
