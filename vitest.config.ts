@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // One private PostgreSQL cluster for the run (see test/support/global-setup.ts).
+    globalSetup: ["test/support/global-setup.ts"],
     // The checkpoint-validation suite (a later issue) needs vitest's globals.
     globals: true,
     testTimeout: 30_000,

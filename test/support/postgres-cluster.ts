@@ -1,0 +1,97 @@
+import { execFileSync } from "node:child_process";
+import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+
+/** A private PostgreSQL cluster on 127.0.0.1 for the tests, removed by {@link stop}. */
+export interface PostgresCluster {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust auth, local only). */
+  url: string;
+  stop(): void;
+}
+
+/** Where Debian's PostgreSQL binaries are; a clear failure (not a skip) when they are missing. */
+function binDir(): string {
+  try {
+    return execFileSync("pg_config", ["--bindir"], { encoding: "utf8" }).trim();
+  } catch {
+    throw new Error(
+      "PostgreSQL is not installed: the tests need its binaries (initdb, pg_ctl). Install them with `apt-get update && apt-get install -y postgresql` (Debian's postgresql-15) and run the tests again",
+    );
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === "string") throw new Error("no free port");
+  return address.port;
+}
+
+/**
+ * `initdb` into a temp dir and start it on a free port (about a second). `initdb` refuses to run
+ * as root, so as root the cluster belongs to the `postgres` user and its tools run through
+ * `runuser`.
+ */
+export async function startPostgresCluster(): Promise<PostgresCluster> {
+  const bin = binDir();
+  const dir = mkdtempSync(join(tmpdir(), "sg-pg-"));
+  const data = join(dir, "data");
+  const asRoot = userInfo().uid === 0;
+  const run = (tool: string, args: string[]) => {
+    const command = asRoot ? "runuser" : join(bin, tool);
+    const argv = asRoot ? ["-u", "postgres", "--", join(bin, tool), ...args] : args;
+    return execFileSync(command, argv, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  };
+  if (asRoot) {
+    const ids = execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim();
+    const gid = execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim();
+    chownSync(dir, Number(ids), Number(gid));
+    chmodSync(dir, 0o700);
+  }
+  run("initdb", ["-D", data, "--auth=trust", "-E", "UTF8", "-U", "postgres", "--no-instructions"]);
+  const port = await freePort();
+  run("pg_ctl", [
+    "-D",
+    data,
+    "-o",
+    `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c max_connections=200 -c fsync=off`,
+    "-w",
+    "-l",
+    join(dir, "server.log"),
+    "start",
+  ]);
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  return {
+    url,
+    stop() {
+      try {
+        run("pg_ctl", ["-D", data, "stop", "-m", "fast", "-w"]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/**
+ * A fresh, empty database on the cluster (`CREATE DATABASE`), so test files never share
+ * tables. Returns its URL.
+ */
+export async function createTestDatabase(clusterUrl: string, prefix = "t"): Promise<string> {
+  const name = `${prefix}_${Math.random().toString(36).slice(2, 10)}`;
+  const client = new pg.Client({ connectionString: clusterUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(clusterUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
