@@ -22,6 +22,7 @@ import {
   translateChunk,
 } from "./runs/events.js";
 import { repairCancelledTurn } from "./runs/repair.js";
+import { RunLease } from "./runs/run-lease.js";
 import { createThreadsApi, type ThreadsApi } from "./runs/thread-api.js";
 import { readHistory, readThreadState, type ThreadCheckpoint } from "./runs/thread-state.js";
 import { SandboxLayout } from "./sandbox/layout.js";
@@ -34,7 +35,8 @@ import {
 } from "./sandbox/skills/library.js";
 import { type ThreadFileEntry, ThreadFiles } from "./sandbox/thread-files.js";
 import { createFileTools } from "./sandbox/tools/file-tools.js";
-import { type Database, openSqliteDatabase } from "./store/database.js";
+import { type Database, openDatabase } from "./store/database.js";
+import { RunRepository, type RunRow } from "./store/runs.js";
 import { ThreadRepository } from "./store/threads.js";
 import { UserRepository } from "./store/users.js";
 import { builtinTools } from "./tools/builtin.js";
@@ -51,8 +53,12 @@ export interface RuntimeOptions {
    * saver, for a server that brings its own (the LangGraph dev server); such a runtime only
    * hands out graphs ({@link Runtime.graph}) and refuses to run them itself.
    */
-  checkpointer?: "sqlite" | "memory" | "host" | BaseCheckpointSaver;
-  /** The agent store: a SQLite file path, `":memory:"`, or an open {@link Database} you own. */
+  checkpointer?: "sqlite" | "memory" | "postgres" | "host" | BaseCheckpointSaver;
+  /**
+   * The agent store: a SQLite file path, `":memory:"`, a `postgres://` URL, or an open
+   * {@link Database} you own. Default: `DATABASE_URL` when set (PostgreSQL for the store and,
+   * unless `checkpointer` says otherwise, for the checkpoints too), else `<dataDir>/agents.sqlite`.
+   */
   database?: string | Database;
   /** Extra models by spec, e.g. `{ "scripted:main": model }`, usable in `context.model`. */
   models?: Record<string, BaseChatModel>;
@@ -82,6 +88,12 @@ export interface RuntimeOptions {
   fileToolLimits?: Partial<FileToolLimits>;
   /** Largest upload {@link FilesApi.upload} accepts. Default 50 MiB. */
   maxUploadBytes?: number;
+  /**
+   * How long a run's hold on its thread lasts without renewal (it is renewed while the run
+   * lives): after a process dies mid-run, another may resume the thread this much later.
+   * Default `SUBAGENT_THREAD_LEASE_MS`, else 30 s.
+   */
+  threadLeaseMs?: number;
 }
 
 /** Arguments of {@link Runtime.run} and {@link Runtime.stream}. */
@@ -215,8 +227,15 @@ export interface Runtime {
   childThread(uid: string, childThreadId: string): Promise<ChildThreadView>;
   /** A child thread's checkpoints, newest first (same permission as {@link childThread}). */
   childHistory(uid: string, childThreadId: string): Promise<ThreadCheckpoint[]>;
-  /** Aborts a running run of `uid`; false when no such run is active. */
+  /** Aborts a running run of `uid` in this process; false when no such run is active here. */
   cancel(uid: string, runId: string): boolean;
+  /**
+   * Stops a running run of `uid` whichever process runs it (this one at once, another at its
+   * next heartbeat); false when no such run is running.
+   */
+  requestCancel(uid: string, runId: string): Promise<boolean>;
+  /** A run's row, whichever process ran it: its thread, agent and status. */
+  runInfo(uid: string, runId: string): Promise<RunRow | undefined>;
   /** The saver in use (for tools that read checkpoints directly). */
   readonly checkpointer: BaseCheckpointSaver;
   /** Waits for nothing, closes the store and the saver it opened. Idempotent. */
@@ -248,20 +267,32 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const warn = options.warn ?? ((message: string) => console.warn(`[subagent-graph] ${message}`));
 
   const ownsDatabase = typeof options.database !== "object";
+  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
   const database =
     typeof options.database === "object"
       ? options.database
-      : await openSqliteDatabase(options.database ?? join(dataDir, "agents.sqlite"));
+      : await openDatabase(options.database ?? databaseUrl ?? join(dataDir, "agents.sqlite"));
   const hosted = options.checkpointer === "host";
-  const kind = options.checkpointer ?? "sqlite";
+  const kind = options.checkpointer ?? (databaseUrl ? "postgres" : "sqlite");
   // A hosted runtime never runs a graph itself; its saver only backs the read APIs (empty).
-  const saver: ManagedSaver =
-    typeof kind === "object"
-      ? borrowSaver(kind)
-      : openSaver(kind === "host" ? "memory" : kind, join(dataDir, "checkpoints.sqlite"));
+  let saver: ManagedSaver;
+  try {
+    saver =
+      typeof kind === "object"
+        ? borrowSaver(kind)
+        : kind === "postgres"
+          ? await openSaver("postgres", postgresTarget(databaseUrl, options.database))
+          : openSaver(kind === "host" ? "memory" : kind, join(dataDir, "checkpoints.sqlite"));
+  } catch (error) {
+    if (ownsDatabase) await database.close();
+    throw error;
+  }
 
   const repository = new AgentRepository(database.db);
   const threads = new ThreadRepository(database.db);
+  const runRows = new RunRepository(database.db);
+  const threadLeaseMs =
+    options.threadLeaseMs ?? (Number(env.SUBAGENT_THREAD_LEASE_MS?.trim()) || 30_000);
   const users = new UserRepository(database.db);
   const layout = new SandboxLayout(dataDir);
   const fileLimits: FileToolLimits = { ...DEFAULT_FILE_TOOL_LIMITS, ...options.fileToolLimits };
@@ -361,9 +392,26 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       : controller.signal;
     busyThreads.add(threadId);
     activeRuns.set(runId, { uid: request.uid, threadId, controller });
-    const release = async () => {
+    let lease: RunLease;
+    try {
+      lease = await RunLease.acquire({
+        runs: runRows,
+        runId,
+        threadId,
+        uid: request.uid,
+        agentId: record.id,
+        leaseMs: threadLeaseMs,
+        abort: (reason) => controller.abort(reason),
+      });
+    } catch (error) {
       busyThreads.delete(threadId);
       activeRuns.delete(runId);
+      throw error;
+    }
+    const release = async (status: "success" | "error" | "interrupted") => {
+      busyThreads.delete(threadId);
+      activeRuns.delete(runId);
+      await lease.release(status);
       await threads.touch(threadId);
     };
     const config = {
@@ -382,12 +430,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     try {
       await checkStartingPoint(graph, config.configurable, input === null);
     } catch (error) {
-      busyThreads.delete(threadId);
-      activeRuns.delete(runId);
+      await release("error");
       throw error;
     }
     const startedAt = new Date().toISOString();
-    return { record, graph, threadId, runId, config, input, release, startedAt };
+    // How the run ended, for its row: set by `finish` and `failure`; a stream its consumer
+    // abandoned stays "interrupted".
+    const outcome: { status: "success" | "error" | "interrupted" } = { status: "interrupted" };
+    return { record, graph, threadId, runId, config, input, release, startedAt, outcome };
   }
 
   type PreparedRun = Awaited<ReturnType<typeof prepareRun>>;
@@ -436,7 +486,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     for await (const chunk of chunks) yield chunk as GraphStreamChunk;
   }
 
-  async function finish({ threadId, runId, startedAt }: PreparedRun): Promise<RunResult> {
+  async function finish({ threadId, runId, startedAt, outcome }: PreparedRun): Promise<RunResult> {
+    outcome.status = "success";
     const state = await readThreadState(saver.saver, threadId);
     const last = state.messages.at(-1);
     return {
@@ -457,7 +508,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
    * (unanswered calls answered, cancelled children recorded), then becomes `RUN_CANCELLED`.
    */
   async function failure(prepared: PreparedRun, error: unknown): Promise<unknown> {
-    if (!prepared.config.signal.aborted) return typedCause(error);
+    if (!prepared.config.signal.aborted) {
+      prepared.outcome.status = "error";
+      return typedCause(error);
+    }
+    prepared.outcome.status = "interrupted";
     await repairCancelledTurn(prepared.graph, saver.saver, prepared.threadId, prepared.startedAt);
     return new SubagentGraphError(
       ErrorCode.Cancelled,
@@ -562,7 +617,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       } catch (error) {
         throw await failure(prepared, error);
       } finally {
-        await prepared.release();
+        await prepared.release(prepared.outcome.status);
       }
     },
 
@@ -582,7 +637,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       } catch (error) {
         throw await failure(prepared, error);
       } finally {
-        await prepared.release();
+        await prepared.release(prepared.outcome.status);
       }
     },
 
@@ -600,7 +655,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       } catch (error) {
         throw await failure(prepared, error);
       } finally {
-        await prepared.release();
+        await prepared.release(prepared.outcome.status);
       }
     },
 
@@ -625,6 +680,21 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     async childHistory(uid, childThreadId) {
       await recordedChild(uid, childThreadId);
       return readHistory(saver.saver, childThreadId);
+    },
+
+    async requestCancel(uid, runId) {
+      ensureOpen();
+      const active = activeRuns.get(runId);
+      if (active?.uid === uid) {
+        active.controller.abort(new Error(`run ${runId} cancelled`));
+        return true;
+      }
+      return runRows.requestCancel(uid, runId);
+    },
+
+    async runInfo(uid, runId) {
+      ensureOpen();
+      return runRows.get(uid, runId);
     },
 
     cancel(uid, runId) {
@@ -697,6 +767,24 @@ function typedCause(error: unknown): unknown {
 
 function isLangchainWrapper(error: unknown): boolean {
   return (error as { "~brand"?: unknown })["~brand"] === "MiddlewareError";
+}
+
+/** Where Postgres checkpoints go: `DATABASE_URL`, else the store's own `postgres://` URL. */
+function postgresTarget(
+  databaseUrl: string | undefined,
+  store: RuntimeOptions["database"],
+): string {
+  const url =
+    databaseUrl ??
+    (typeof store === "string" && /^postgres(ql)?:\/\//.test(store) ? store : undefined);
+  if (!url) {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      'checkpointer "postgres" needs a PostgreSQL URL: set DATABASE_URL or pass database: "postgres://…"',
+      { field: "checkpointer" },
+    );
+  }
+  return url;
 }
 
 function validateThreadId(threadId: string): void {

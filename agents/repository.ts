@@ -14,6 +14,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, Transaction } from "kysely";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { compareText, hasNul } from "../store/portable-text.js";
 import { clockOf, type RepositoryOptions } from "../store/repository-options.js";
 import type { DatabaseSchema } from "../store/schema.js";
 import { isUniqueViolation } from "../store/sql-errors.js";
@@ -74,6 +75,8 @@ export class AgentRepository {
 
   /** Like {@link get}, but `undefined` instead of `NOT_FOUND`. */
   async find(uid: string, idOrSlug: string): Promise<AgentRecord | undefined> {
+    // No id or slug contains NUL, and PostgreSQL refuses to compare one that does.
+    if (hasNul(idOrSlug)) return undefined;
     const visible = await this.#visible(uid, (query) =>
       query.where((eb) => eb.or([eb("id", "=", idOrSlug), eb("slug", "=", idOrSlug)])),
     );
@@ -166,7 +169,7 @@ export class AgentRepository {
    * resolved like a slug lookup (own agent first, else the oldest visible).
    */
   async findSubagents(uid: string, slugs: readonly string[]): Promise<AgentRecord[]> {
-    const wanted = [...new Set(slugs)];
+    const wanted = [...new Set(slugs)].filter((slug) => !hasNul(slug));
     if (wanted.length === 0) return [];
     const visible = await this.#visible(uid, (query) =>
       query.where("is_subagent", "=", 1).where("slug", "in", wanted),
@@ -180,6 +183,8 @@ export class AgentRepository {
    * dialect); every remaining row is then checked with {@link canView}, which decides.
    */
   async #visible(uid: string, narrow: (query: AgentQuery) => AgentQuery): Promise<AgentRecord[]> {
+    // Ordered in SQL: `created_at` (ISO-8601) and `id` (lowercase UUID) have one fixed format,
+    // which every collation orders alike.
     const rows = await narrow(
       selectAgents(this.#db).where((eb) =>
         eb.or([eb("owner_uid", "=", uid), eb("share_config", "<>", UNSHARED_SHARE_CONFIG_JSON)]),
@@ -230,6 +235,7 @@ function pickBySlug(
 
 /** Loads `id` for a change by `uid`, telling "does not exist for you" from "read-only for you". */
 async function loadEditable(trx: Executor, uid: string, id: string): Promise<AgentRecord> {
+  if (hasNul(id)) throw notFound(id);
   const row = await selectAgents(trx).where("id", "=", id).executeTakeFirst();
   const record = row === undefined ? undefined : fromAgentRow(row);
   if (record === undefined || !canView(record, uid)) throw notFound(id);
@@ -258,9 +264,11 @@ async function detachSubagent(
   const rows = await selectAgents(trx)
     .where("owner_uid", "=", subagent.owner_uid)
     .where("is_subagent", "=", 0)
-    .orderBy("slug")
     .execute();
+  // By slug in byte order (not SQL's collation-dependent order): the message and the order of
+  // the writes are the same on every database.
   const referencing = rows
+    .sort((a, b) => compareText(a.slug, b.slug))
     .map(fromAgentRow)
     .filter((agent) => agent.config_json.context.subagents?.includes(subagent.slug));
   if (referencing.length === 0) return;

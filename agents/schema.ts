@@ -112,11 +112,17 @@ const configJsonInputSchema = z.strictObject(
 export const storedConfigJsonSchema = z.strictObject({ context: runtimeContextSchema });
 
 const PAYLOAD_FIX = "send a JSON object with the agent's fields";
+/** PostgreSQL's text cannot hold U+0000, so no database accepts it (see `store/portable-text.ts`). */
+const NUL_FIX = "remove the NUL character (U+0000): text columns cannot store it";
+const withoutNul = (text: string) => !text.includes("\0");
 const nameSchema = z
   .string({ error: "use a string of 1 to 200 characters" })
   .min(1, { error: "use a string of 1 to 200 characters" })
-  .max(200, { error: "use a string of 1 to 200 characters" });
-const descriptionSchema = z.string({ error: "use a string" });
+  .max(200, { error: "use a string of 1 to 200 characters" })
+  .refine(withoutNul, { error: NUL_FIX });
+const descriptionSchema = z
+  .string({ error: "use a string" })
+  .refine(withoutNul, { error: NUL_FIX });
 
 /** The body of a create request. `backend_id`/`is_subagent` are reconciled in `rules.ts`. */
 export const agentCreateSchema = z.strictObject(

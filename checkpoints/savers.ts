@@ -4,9 +4,10 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ForkSafePostgresSaver, type ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
 
 /** Which built-in saver to use. */
-export type SaverKind = "memory" | "sqlite";
+export type SaverKind = "memory" | "sqlite" | "postgres";
 
 /** A checkpoint saver plus how to release it. */
 export interface ManagedSaver {
@@ -17,20 +18,26 @@ export interface ManagedSaver {
 
 /**
  * Opens a built-in checkpoint saver. `sqlite` stores checkpoints in `file` (its folder is
- * created); `memory` keeps them in this process only (tests, throwaway runs).
+ * created); `memory` keeps them in this process only (tests, throwaway runs); `postgres`
+ * connects to the database URL `target` (see {@link openPostgresSaver}) and is async.
  */
-export function openSaver(kind: SaverKind, file?: string): ManagedSaver {
+export function openSaver(kind: "postgres", target: string): Promise<ManagedSaver>;
+export function openSaver(kind: "memory" | "sqlite", file?: string): ManagedSaver;
+export function openSaver(kind: SaverKind, target?: string): ManagedSaver | Promise<ManagedSaver> {
   if (kind === "memory") {
     return { saver: new MemorySaver(), kind, close: async () => {} };
   }
-  if (file === undefined) {
+  if (target === undefined) {
     throw new SubagentGraphError(
       ErrorCode.Internal,
-      "openSaver: the sqlite saver needs a file path",
+      kind === "postgres"
+        ? "openSaver: the postgres saver needs a database URL"
+        : "openSaver: the sqlite saver needs a file path",
     );
   }
-  mkdirSync(dirname(file), { recursive: true });
-  const saver = SqliteSaver.fromConnString(file);
+  if (kind === "postgres") return openPostgresSaver(target);
+  mkdirSync(dirname(target), { recursive: true });
+  const saver = SqliteSaver.fromConnString(target);
   return {
     saver,
     kind,
@@ -38,6 +45,18 @@ export function openSaver(kind: SaverKind, file?: string): ManagedSaver {
       saver.db.close();
     },
   };
+}
+
+/**
+ * A {@link ForkSafePostgresSaver} on a new pool to `url`, its tables set up; `close()` ends the
+ * pool. (The stock `PostgresSaver` loses time-travel forks, see that class.)
+ */
+export async function openPostgresSaver(
+  url: string,
+  options: ForkSafePostgresSaverOpenOptions = {},
+): Promise<ManagedSaver> {
+  const saver = await ForkSafePostgresSaver.open(url, options);
+  return { saver, kind: "postgres", close: () => saver.close() };
 }
 
 /** Wraps a saver the caller owns: closing the runtime leaves it open. */

@@ -3,14 +3,15 @@
  *
  * Every opener returns the same {@link Database} shape with the schema already migrated, so
  * repositories never know which engine is underneath. The engine-specific part of each opener
- * (driver, pragmas, how migrations are made atomic) stays inside it; a PostgreSQL opener
- * belongs beside {@link openSqliteDatabase} and shares {@link migrateToLatest}.
+ * (driver, pragmas, pool, how migrations are made atomic) stays inside it; both share
+ * {@link migrateToLatest}. {@link openDatabase} picks the opener from the target's shape.
  */
 
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, SqliteDialect } from "kysely";
+import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { migrateToLatest } from "./migrations.js";
 import type { DatabaseSchema } from "./schema.js";
@@ -25,6 +26,22 @@ export interface Database {
   /** Closes the connection(s). Safe to call more than once. */
   close(): Promise<void>;
 }
+
+/** A `postgres://` or `postgresql://` URL (the scheme is case-insensitive, as in any URL). */
+const POSTGRES_URL = /^postgres(?:ql)?:\/\//i;
+
+/** Options of {@link openPostgresDatabase}. */
+export interface PostgresOptions {
+  /** Most connections the pool opens at once; default 10. */
+  max?: number;
+}
+
+/** Pool defaults: enough for one server process without exhausting a small PostgreSQL. */
+const POOL_MAX = 10;
+/** An idle connection is closed after this long, so a quiet process holds no connections. */
+const POOL_IDLE_TIMEOUT_MS = 30_000;
+/** Waiting longer than this for a connection (server down, pool exhausted) fails the query. */
+const POOL_CONNECTION_TIMEOUT_MS = 10_000;
 
 /** Milliseconds a writer waits for another process's lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -61,6 +78,125 @@ export async function openSqliteDatabase(file: string): Promise<Database> {
     throw error;
   }
   return withClose(db, "sqlite");
+}
+
+/**
+ * Opens the database `target` names: a PostgreSQL URL (`postgres://…` or `postgresql://…`)
+ * with {@link openPostgresDatabase}, anything else as a SQLite file with
+ * {@link openSqliteDatabase}.
+ *
+ * @example
+ * const database = await openDatabase(process.env.DATABASE_URL ?? "data/agents.sqlite");
+ */
+export function openDatabase(target: string): Promise<Database> {
+  return POSTGRES_URL.test(target) ? openPostgresDatabase(target) : openSqliteDatabase(target);
+}
+
+/**
+ * Connects a pool to the PostgreSQL database at `url` and migrates it to the latest schema.
+ * Several processes may open the same database at once: migrations run once (see
+ * {@link migrateToLatest}).
+ *
+ * Nothing this reports contains the password: the URL is shown masked
+ * (`postgres://user:***@host/db`).
+ *
+ * @param url `postgres://user:password@host:port/database` (any libpq-style query options
+ *   that `pg` understands, such as `?sslmode=require`, pass through).
+ * @throws SubagentGraphError `INTERNAL` when the URL is malformed, the server cannot be
+ *   reached or refuses the login (the message names the masked URL), or a migration fails.
+ * @example
+ * const database = await openPostgresDatabase("postgres://app:secret@db:5432/app");
+ * try { … } finally { await database.close(); }
+ */
+export async function openPostgresDatabase(
+  url: string,
+  options: PostgresOptions = {},
+): Promise<Database> {
+  const shown = maskPassword(url);
+  const scrub = scrubberFor(url);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? POOL_MAX,
+    idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
+    connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
+  });
+  // An idle connection that breaks (server restart, network) is reported here; without a
+  // listener the pool's `error` event would crash the process. The pool drops that
+  // connection and opens a new one when one is next needed.
+  pool.on("error", (error) => {
+    console.warn(
+      `[subagent-graph] PostgreSQL database "${shown}": an idle connection failed and was dropped: ${scrub(error.message)}`,
+    );
+  });
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    try {
+      // `pg` parses the URL here, so a malformed one fails here too.
+      (await pool.connect()).release();
+    } catch (error) {
+      throw connectionFailed(shown, scrub, error);
+    }
+    await migrateToLatest(db);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  return withClose(db, "postgres");
+}
+
+function connectionFailed(
+  shown: string,
+  scrub: (text: string) => string,
+  error: unknown,
+): SubagentGraphError {
+  if (Reflect.get(Object(error), "code") === "ERR_INVALID_URL") {
+    // No cause: a URL error may carry its input, password included.
+    return new SubagentGraphError(
+      ErrorCode.Internal,
+      `cannot open PostgreSQL database "${shown}": the URL is malformed; use postgres://user:password@host:port/database (percent-encode special characters in the password)`,
+    );
+  }
+  const reason = error instanceof Error ? error.message : String(error);
+  return new SubagentGraphError(
+    ErrorCode.Internal,
+    `cannot connect to PostgreSQL database "${shown}": ${scrub(reason)}; check that the server is running and that the URL's host, port, user, password and database are right`,
+    { cause: error },
+  );
+}
+
+/**
+ * `url` with its password (in the user info or a `password` query option) replaced by `***`,
+ * for messages and logs. A URL that does not parse is masked from its first `:` after the
+ * user name to its last `@`, which covers every place a password could be.
+ */
+export function maskPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== "") parsed.password = "***";
+    if (parsed.searchParams.has("password")) parsed.searchParams.set("password", "***");
+    return parsed.toString();
+  } catch {
+    const start = url.indexOf("://") + 3;
+    const at = url.lastIndexOf("@");
+    const colon = url.indexOf(":", start);
+    return start >= 3 && colon !== -1 && colon < at
+      ? `${url.slice(0, colon + 1)}***${url.slice(at)}`
+      : url.replace(/password=[^&]*/gi, "password=***");
+  }
+}
+
+/** Removes `url`'s password from driver messages, should one ever quote it. */
+function scrubberFor(url: string): (text: string) => string {
+  const secrets: string[] = [];
+  try {
+    const parsed = new URL(url);
+    secrets.push(parsed.password, parsed.searchParams.get("password") ?? "");
+    secrets.push(decodeURIComponent(parsed.password));
+  } catch {
+    // A malformed URL never reaches the driver; a malformed escape is scrubbed as written.
+  }
+  const present = secrets.filter((secret) => secret !== "");
+  return (text) => present.reduce((scrubbed, secret) => scrubbed.split(secret).join("***"), text);
 }
 
 function openSqliteFile(file: string): SQLite.Database {

@@ -114,6 +114,33 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0005_runs_and_leases",
+    migration: {
+      // Several processes share one database: a run's row lets any of them report it and ask
+      // for its cancellation; a thread's lease lets one run at a time hold the thread.
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .createTable("runs")
+          .addColumn("run_id", "text", (col) => col.primaryKey())
+          .addColumn("thread_id", "text", (col) => col.notNull())
+          .addColumn("owner_uid", "text", (col) => col.notNull())
+          .addColumn("agent_id", "text", (col) => col.notNull())
+          .addColumn("status", "text", (col) => col.notNull())
+          .addColumn("cancel_requested", "integer", (col) => col.notNull().defaultTo(0))
+          .addColumn("created_at", "text", (col) => col.notNull())
+          .addColumn("updated_at", "text", (col) => col.notNull())
+          .execute();
+        await db.schema.createIndex("runs_thread_id").on("runs").column("thread_id").execute();
+        await db.schema
+          .createTable("thread_leases")
+          .addColumn("thread_id", "text", (col) => col.primaryKey())
+          .addColumn("run_id", "text", (col) => col.notNull())
+          .addColumn("lease_until", "text", (col) => col.notNull())
+          .execute();
+      },
+    },
+  },
 ];
 
 /** Hands {@link MIGRATIONS} to Kysely's `Migrator` (no files: migrations ship inside the code). */
@@ -125,6 +152,19 @@ export const migrationProvider: MigrationProvider = {
 
 /**
  * Brings the schema up to the newest migration.
+ *
+ * Safe with several processes opening one database at once:
+ * - SQLite: the caller holds `BEGIN IMMEDIATE` around this call (`openSqliteDatabase`), so a
+ *   second process waits for the first and then finds nothing left to do.
+ * - PostgreSQL: Kysely's migrator does it. It creates its bookkeeping tables
+ *   (`kysely_migration`, `kysely_migration_lock`) with `if not exists` and treats a creation
+ *   that lost a race as success; then, on one connection, it takes a session-level
+ *   `pg_advisory_lock` (advisory locks are per database), runs every pending migration in ONE
+ *   transaction (PostgreSQL's DDL is transactional), commits, and only then unlocks. A
+ *   waiting process reads the applied list after getting the lock, so each migration runs
+ *   once, and a failed run leaves no migration half-applied. (Tested by racing openers in
+ *   `test/store/database.postgres.test.ts`.) A pooler in transaction mode (PgBouncer) breaks
+ *   session locks: migrate through a direct connection there.
  *
  * Kysely's migrator reports failures instead of throwing; this turns them into a
  * {@link SubagentGraphError} with code `INTERNAL` naming the migration that failed (a broken

@@ -82,10 +82,34 @@ export interface TokensTable {
   revoked_at: string | null;
 }
 
+/** One row of `runs`: a run of any process, so every process can report and cancel it. */
+export interface RunsTable {
+  run_id: string;
+  thread_id: string;
+  owner_uid: string;
+  agent_id: string;
+  /** "running", "success", "error" or "interrupted". */
+  status: string;
+  /** 1 once some process asked for the run to stop; the process running it polls this. */
+  cancel_requested: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One row of `thread_leases`: which run holds a thread, until when (renewed while it runs). */
+export interface ThreadLeasesTable {
+  thread_id: string;
+  run_id: string;
+  /** ISO-8601, UTC; an expired lease (its process died) can be taken over. */
+  lease_until: string;
+}
+
 /** Every table of the shared database, keyed by table name. */
 export interface DatabaseSchema {
   agents: AgentsTable;
   threads: ThreadsTable;
+  runs: RunsTable;
+  thread_leases: ThreadLeasesTable;
   users: UsersTable;
   tokens: TokensTable;
 }

@@ -8,6 +8,7 @@
 
 import type { Kysely, Selectable } from "kysely";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { compareText, hasNul } from "./portable-text.js";
 import { clockOf, type RepositoryOptions } from "./repository-options.js";
 import type { DatabaseSchema, ThreadsTable } from "./schema.js";
 
@@ -32,17 +33,12 @@ export class ThreadRepository {
    * Race-safe: two concurrent claims both insert with "on conflict do nothing" and then read the
    * single winner back.
    *
-   * @throws SubagentGraphError `INVALID_THREAD_ID` for an empty id; `NOT_FOUND` when another
-   *   user owns the thread.
+   * @throws SubagentGraphError `INVALID_THREAD_ID` for an empty id or one containing NUL;
+   *   `NOT_FOUND` when another user owns the thread.
    */
   async claim(uid: string, threadId: string, agentId: string): Promise<ThreadRecord> {
-    if (threadId === "") {
-      throw new SubagentGraphError(
-        ErrorCode.InvalidThreadId,
-        'thread id "" is invalid: use a non-empty id (for example a UUID)',
-        { field: "thread_id" },
-      );
-    }
+    if (threadId === "") throw invalidThreadId(threadId);
+    checkStorable(threadId);
     const now = this.#now().toISOString();
     await this.#db
       .insertInto("threads")
@@ -74,12 +70,15 @@ export class ThreadRepository {
    * Returns the row and whether it was created now; an id that exists already (the caller's or
    * anyone's) is not touched and comes back as `created: false` with the row when it is the
    * caller's, else `undefined`.
+   *
+   * @throws SubagentGraphError `INVALID_THREAD_ID` for an id containing NUL.
    */
   async create(
     uid: string,
     threadId: string,
     metadata: Record<string, unknown>,
   ): Promise<{ created: boolean; row: ThreadRecord | undefined }> {
+    checkStorable(threadId);
     const now = this.#now().toISOString();
     const inserted = await this.#db
       .insertInto("threads")
@@ -112,6 +111,8 @@ export class ThreadRepository {
 
   /** The thread's row, or `undefined` when it does not exist or belongs to another user. */
   async get(uid: string, threadId: string): Promise<ThreadRecord | undefined> {
+    // Such an id was never stored, and PostgreSQL refuses to compare it.
+    if (hasNul(threadId)) return undefined;
     return this.#db
       .selectFrom("threads")
       .selectAll()
@@ -122,6 +123,7 @@ export class ThreadRepository {
 
   /** Marks the thread as used now (`updated_at`). Does nothing for an unknown thread. */
   async touch(threadId: string): Promise<void> {
+    if (hasNul(threadId)) return;
     await this.#db
       .updateTable("threads")
       .set({ updated_at: this.#now().toISOString() })
@@ -129,15 +131,18 @@ export class ThreadRepository {
       .execute();
   }
 
-  /** The user's threads, most recently used first. */
+  /** The user's threads, most recently used first (ties by thread id, byte order). */
   async listForUser(uid: string): Promise<ThreadRecord[]> {
-    return this.#db
+    const rows = await this.#db
       .selectFrom("threads")
       .selectAll()
       .where("owner_uid", "=", uid)
-      .orderBy("updated_at", "desc")
-      .orderBy("thread_id")
       .execute();
+    // Sorted here, not in SQL: thread ids are free text, which PostgreSQL would order by the
+    // database's collation and SQLite by bytes.
+    return rows.sort(
+      (a, b) => compareText(b.updated_at, a.updated_at) || compareText(a.thread_id, b.thread_id),
+    );
   }
 }
 
@@ -151,6 +156,19 @@ export function metadataOf(row: ThreadRecord): Record<string, unknown> {
   } catch {
     return {};
   }
+}
+
+/** Refuses a thread id that cannot be stored (NUL), alike on every database. */
+function checkStorable(threadId: string): void {
+  if (hasNul(threadId)) throw invalidThreadId(threadId);
+}
+
+function invalidThreadId(threadId: string): SubagentGraphError {
+  return new SubagentGraphError(
+    ErrorCode.InvalidThreadId,
+    `thread id ${JSON.stringify(threadId.slice(0, 80))} is invalid: use a non-empty id without NUL characters (for example a UUID)`,
+    { field: "thread_id" },
+  );
 }
 
 function threadNotFound(threadId: string): SubagentGraphError {

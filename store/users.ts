@@ -10,6 +10,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { compareText, hasNul } from "./portable-text.js";
 import { clockOf, type RepositoryOptions } from "./repository-options.js";
 import type { DatabaseSchema, TokensTable, UsersTable } from "./schema.js";
 
@@ -137,6 +138,8 @@ export class UserRepository {
 
   /** The user `uid`, or `undefined` when there is none. */
   async get(uid: string): Promise<UserRecord | undefined> {
+    // Such a uid was never stored, and PostgreSQL refuses to compare it.
+    if (hasNul(uid)) return undefined;
     const row = await this.#db
       .selectFrom("users")
       .selectAll()
@@ -145,10 +148,11 @@ export class UserRepository {
     return row === undefined ? undefined : toUserRecord(row);
   }
 
-  /** Every user, by uid. */
+  /** Every user, by uid (byte order: `"Bob"` before `"alice"`, on every database). */
   async list(): Promise<UserRecord[]> {
-    const rows = await this.#db.selectFrom("users").selectAll().orderBy("uid").execute();
-    return rows.map(toUserRecord);
+    // Sorted here, not in SQL: PostgreSQL would order by the database's collation.
+    const rows = await this.#db.selectFrom("users").selectAll().execute();
+    return rows.sort((a, b) => compareText(a.uid, b.uid)).map(toUserRecord);
   }
 
   /**
@@ -224,6 +228,9 @@ export class UserRepository {
 
   /** The user's tokens, oldest first, revoked ones included. Never the tokens or their hashes. */
   async listTokens(uid: string): Promise<TokenSummary[]> {
+    if (hasNul(uid)) return [];
+    // Both keys have one fixed format (ISO-8601 time, `tok_` + hex), so every collation orders
+    // them alike.
     const rows = await this.#db
       .selectFrom("tokens")
       .select(["id", "label", "created_at", "last_used_at", "revoked_at"])
@@ -245,6 +252,7 @@ export class UserRepository {
    * has no such token (another user's token id counts as none) or it was already revoked.
    */
   async revokeToken(uid: string, tokenId: string): Promise<boolean> {
+    if (hasNul(uid) || hasNul(tokenId)) return false;
     const result = await this.#db
       .updateTable("tokens")
       .set({ revoked_at: this.#now().toISOString() })

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { Runtime } from "../../runtime.js";
+import type { RunRow } from "../../store/runs.js";
 import { parseRunCreate, type RunCreateBody, runCreateSchema } from "../protocol/run-create.js";
 import { sseFrame, startSse } from "../protocol/sse.js";
 import type { ManagedRun, RunRegistry } from "../runs/run-registry.js";
@@ -137,7 +138,10 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
         response: { 200: runSchema, ...errorResponses },
       },
     },
-    async (request) => findRun(request.uid, request.params).toJSON(),
+    async (request) => {
+      const local = runs.get(request.uid, request.params.thread_id, request.params.run_id);
+      return local ? local.toJSON() : remoteRunJson(await storedRun(request.uid, request.params));
+    },
   );
 
   routes.post(
@@ -161,10 +165,19 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
           { field: "action" },
         );
       }
-      const run = findRun(request.uid, request.params);
-      if (!run.finished) run.controller.abort(new Error(`run ${run.runId} cancelled`));
+      const run = runs.get(request.uid, request.params.thread_id, request.params.run_id);
+      if (run) {
+        if (!run.finished) run.controller.abort(new Error(`run ${run.runId} cancelled`));
+        if (!isSet(request.query.wait)) return reply.status(202).send();
+        await run.done;
+        return reply.status(204).send();
+      }
+      // A run of another process: flag it in the database; its process stops it at its next
+      // heartbeat, and with wait=1 we watch its row until it has.
+      await storedRun(request.uid, request.params);
+      await runtime.requestCancel(request.uid, request.params.run_id);
       if (!isSet(request.query.wait)) return reply.status(202).send();
-      await run.done;
+      await settled(request.uid, request.params);
       return reply.status(204).send();
     },
   );
@@ -207,17 +220,52 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     },
   );
 
+  /** A run's row in the shared database (any process's), if it is `uid`'s and on that thread. */
+  async function storedRun(uid: string, params: { thread_id: string; run_id: string }) {
+    const row = await runtime.runInfo(uid, params.run_id);
+    if (!row || row.thread_id !== params.thread_id) throw runNotFound(params);
+    return row;
+  }
+
+  /** Polls a run of another process until it is no longer running (at most a minute). */
+  async function settled(uid: string, params: { thread_id: string; run_id: string }) {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if ((await storedRun(uid, params)).status !== "running") return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   function findRun(uid: string, params: { thread_id: string; run_id: string }): ManagedRun {
     const run = runs.get(uid, params.thread_id, params.run_id);
-    if (!run) {
-      throw new SubagentGraphError(
-        ErrorCode.NotFound,
-        `run "${params.run_id}" not found on thread "${params.thread_id}" (this server process keeps its latest runs)`,
-        { field: "run_id" },
-      );
-    }
+    if (!run) throw runNotFound(params);
     return run;
   }
+}
+
+function runNotFound(params: { thread_id: string; run_id: string }) {
+  return new SubagentGraphError(
+    ErrorCode.NotFound,
+    `run "${params.run_id}" not found on thread "${params.thread_id}" (joining a run's events works on the process that runs it)`,
+    { field: "run_id" },
+  );
+}
+
+/** The API's `Run` for a run known only from its row (another process runs or ran it). */
+function remoteRunJson(row: RunRow) {
+  return {
+    run_id: row.run_id,
+    thread_id: row.thread_id,
+    assistant_id: row.agent_id,
+    status: (["running", "success", "error", "interrupted"].includes(row.status)
+      ? row.status
+      : "error") as "running" | "success" | "error" | "interrupted",
+    metadata: {},
+    multitask_strategy: "reject" as const,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    subagent_runs: [],
+  };
 }
 
 function isNotFound(error: unknown): boolean {

@@ -299,6 +299,18 @@ export function runAgentStoreSuite(name: string, openDatabase: () => Promise<Dat
         expect(await countAgents()).toBe(3);
       });
 
+      it("names the referencing agents in byte order of their slugs", async () => {
+        const researcher = await subagent("alice", "researcher");
+        for (const slug of ["b", "ab", "a-c", "a1"]) {
+          await chat("alice", slug, { config_json: { context: { subagents: ["researcher"] } } });
+        }
+        const failure = await expectFailure(
+          agents.delete("alice", researcher.id),
+          ErrorCode.AgentInUse,
+        );
+        expect(failure.message).toContain('of "a-c", "a1", "ab", "b":');
+      });
+
       it("detaches a listed subagent on request, bumping each referencing agent's version", async () => {
         const researcher = await subagent("alice", "researcher");
         const boss = await chat("alice", "boss", {
@@ -520,6 +532,57 @@ export function runAgentStoreSuite(name: string, openDatabase: () => Promise<Dat
     });
 
     describe("stored data", () => {
+      it("keeps non-ASCII and escaped NUL text intact through the database", async () => {
+        const created = await chat("alice", "intl", {
+          name: "Tōkyō \u{1f5fc}",
+          description: "multi\nline, 'quoted', \"double\"",
+          config_json: { context: { system_prompt: "nul\u0000 inside JSON is escaped" } },
+        });
+        expect(await agents.get("alice", created.id)).toEqual(created);
+      });
+
+      it("refuses NUL in a stored text column, alike on every database, writing nothing", async () => {
+        await expectFailure(
+          chat("alice", "nul", { name: "a\u0000b" }),
+          ErrorCode.Validation,
+          "name",
+        );
+        await expectFailure(
+          chat("alice", "nul", { description: "\u0000" }),
+          ErrorCode.Validation,
+          "description",
+        );
+        expect(await countAgents()).toBe(0);
+        const helper = await chat("alice", "helper");
+        await expectFailure(
+          agents.update("alice", helper.id, { description: "x\u0000" }),
+          ErrorCode.Validation,
+          "description",
+        );
+        expect((await agents.get("alice", helper.id)).version).toBe(1);
+      });
+
+      it("answers an id or slug containing NUL as absent, without a database error", async () => {
+        const helper = await chat("alice", "helper");
+        await subagent("alice", "researcher");
+        await expectFailure(agents.get("alice", "helper\u0000"), ErrorCode.NotFound);
+        expect(await agents.find("alice", `${helper.id}\u0000`)).toBeUndefined();
+        await expectFailure(
+          agents.update("alice", `${helper.id}\u0000`, { name: "x" }),
+          ErrorCode.NotFound,
+        );
+        await expectFailure(agents.delete("alice", "\u0000"), ErrorCode.NotFound);
+        expect(
+          slugs(await agents.findSubagents("alice", ["researcher\u0000", "researcher"])),
+        ).toEqual(["researcher"]);
+      });
+
+      it("matches slugs case-sensitively (slugs are lower case, so an upper-case one is absent)", async () => {
+        await chat("alice", "helper");
+        expect(await agents.find("alice", "HELPER")).toBeUndefined();
+        expect(await agents.findSubagents("alice", ["Helper"])).toEqual([]);
+      });
+
       it("reports a corrupt JSON column as INTERNAL naming the agent", async () => {
         const helper = await chat("alice", "helper");
         await db

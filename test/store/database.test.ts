@@ -25,6 +25,7 @@ describe("openSqliteDatabase", () => {
       "0002_threads",
       "0003_users_tokens",
       "0004_thread_metadata",
+      "0005_runs_and_leases",
     ]);
   });
 
@@ -73,6 +74,7 @@ describe("openSqliteDatabase", () => {
         "0002_threads",
         "0003_users_tokens",
         "0004_thread_metadata",
+        "0005_runs_and_leases",
       ]);
     } finally {
       await second.close();

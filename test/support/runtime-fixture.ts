@@ -3,11 +3,26 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import { ForkSafePostgresSaver } from "../../checkpoints/postgres-saver.js";
 import { createRuntime, type Runtime, type RuntimeOptions } from "../../runtime.js";
+import { createTestDatabase } from "./postgres-cluster.js";
+
+/** A saver {@link makeRuntime} can build: `postgres` is a fork-safe saver on a fresh database. */
+export type SaverKindUnderTest = "memory" | "sqlite" | "postgres";
 
 /** Savers every runtime suite runs on. */
-export const SAVER_KINDS = ["memory", "sqlite"] as const;
-export type SaverKindUnderTest = (typeof SAVER_KINDS)[number];
+export const SAVER_KINDS: readonly SaverKindUnderTest[] = ["memory", "sqlite", "postgres"];
+
+/**
+ * A {@link ForkSafePostgresSaver} on a fresh database of the run's private cluster (vitest's
+ * global setup). `vitest` is imported here, not at the top: this module is also loaded by
+ * worker processes outside vitest.
+ */
+async function freshPostgresSaver(): Promise<ForkSafePostgresSaver> {
+  const { inject } = await import("vitest");
+  const url = await createTestDatabase(inject("postgresUrl"), "rt");
+  return ForkSafePostgresSaver.open(url, { max: 5 });
+}
 
 export interface RuntimeFixture {
   runtime: Runtime;
@@ -30,22 +45,43 @@ export async function makeRuntime(
 ): Promise<RuntimeFixture> {
   const dataDir = mkdtempSync(join(tmpdir(), "subagent-graph-test-"));
   const warnings: string[] = [];
-  const runtime = await createRuntime({
-    dataDir,
-    checkpointer: options.saver ?? "memory",
-    env: options.env ?? {},
-    warn: (message) => warnings.push(message),
-    ...(options.models ? { models: options.models } : {}),
-    ...(options.tools ? { tools: options.tools } : {}),
-    ...(options.limits ? { limits: options.limits } : {}),
-    ...options.runtime,
-  });
+  const kind = options.saver ?? "memory";
+  // The postgres saver is lent to the runtime (a saver object is never closed by it):
+  // dispose() ends its pool.
+  let postgres: ForkSafePostgresSaver | undefined;
+  let checkpointer: NonNullable<RuntimeOptions["checkpointer"]>;
+  if (kind === "postgres") {
+    postgres = await freshPostgresSaver();
+    checkpointer = postgres;
+  } else {
+    checkpointer = kind;
+  }
+  let runtime: Runtime;
+  try {
+    runtime = await createRuntime({
+      dataDir,
+      checkpointer,
+      env: options.env ?? {},
+      warn: (message) => warnings.push(message),
+      ...(options.models ? { models: options.models } : {}),
+      ...(options.tools ? { tools: options.tools } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...options.runtime,
+    });
+  } catch (error) {
+    await postgres?.close();
+    throw error;
+  }
   return {
     runtime,
     dataDir,
     warnings,
     dispose: async () => {
-      await runtime.close();
+      try {
+        await runtime.close();
+      } finally {
+        await postgres?.close();
+      }
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,78 @@
+import { ErrorCode, SubagentGraphError } from "../errors.js";
+import type { RunRepository, StoredRunStatus } from "../store/runs.js";
+
+/** What a held run needs to know. */
+export interface RunLeaseOptions {
+  runs: RunRepository;
+  runId: string;
+  threadId: string;
+  uid: string;
+  agentId: string;
+  /** How long the thread stays held without a renewal (a killed process's lease expires). */
+  leaseMs: number;
+  /** Aborts the run: called when another process asked for it to stop. */
+  abort(reason: Error): void;
+}
+
+/**
+ * A run's hold on its thread across processes: the thread's lease (so no other process runs
+ * it at the same time), the run's row (so any process can report and cancel it), and a
+ * heartbeat that renews the lease and polls for a cancel request.
+ */
+export class RunLease {
+  private timer: NodeJS.Timeout | undefined;
+
+  private constructor(private readonly options: RunLeaseOptions) {}
+
+  /**
+   * Takes the thread or refuses.
+   * @throws SubagentGraphError `THREAD_BUSY` when a run of another process holds it
+   */
+  static async acquire(options: RunLeaseOptions): Promise<RunLease> {
+    const { runs, threadId, runId, leaseMs } = options;
+    if (!(await runs.acquireThread(threadId, runId, leaseMs))) {
+      throw new SubagentGraphError(
+        ErrorCode.ThreadBusy,
+        `thread "${threadId}" already has a run in progress (in another process): wait for it to finish or cancel it`,
+        { field: "threadId" },
+      );
+    }
+    try {
+      await runs.start(options);
+    } catch (error) {
+      await runs.releaseThread(threadId, runId);
+      throw error;
+    }
+    const lease = new RunLease(options);
+    lease.beat();
+    return lease;
+  }
+
+  /** Ends the hold: the run's outcome is recorded and the thread is free. */
+  async release(status: Exclude<StoredRunStatus, "running">): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const { runs, runId, threadId } = this.options;
+    await runs.finish(runId, status);
+    await runs.releaseThread(threadId, runId);
+  }
+
+  /** Renews the lease and polls for a cancel request, a few times per lease period. */
+  private beat(): void {
+    const { runs, runId, threadId, leaseMs } = this.options;
+    const every = Math.max(50, Math.min(500, Math.floor(leaseMs / 3)));
+    this.timer = setTimeout(async () => {
+      try {
+        await runs.renewThread(threadId, runId, leaseMs);
+        if (await runs.cancelRequested(runId)) {
+          this.options.abort(new Error(`run ${runId} cancelled from another process`));
+        }
+      } catch {
+        // A database hiccup must not kill the run; the next beat tries again.
+      }
+      if (this.timer) this.beat();
+    }, every);
+    // The heartbeat alone never keeps a process alive.
+    this.timer.unref();
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The official checkpoint-saver conformance suite (`@langchain/langgraph-checkpoint-validation`)
+ * on every saver we ship. Its command-line runner is broken in 1.1.1, so `validate` is called
+ * here; it declares its tests with vitest's globals (`globals: true` in vitest.config.ts).
+ * The suite does not test time-travel forks: fork.test.ts and the runtime replay suite do.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { MemorySaver } from "@langchain/langgraph-checkpoint";
+import { validate } from "@langchain/langgraph-checkpoint-validation";
+import { afterAll, inject } from "vitest";
+import { ForkSafePostgresSaver } from "../../checkpoints/postgres-saver.js";
+import { type ManagedSaver, openSaver } from "../../checkpoints/savers.js";
+import { createTestDatabase } from "../support/postgres-cluster.js";
+
+validate({
+  // The suite skips its one known MemorySaver TODO by this exact name.
+  checkpointerName: "MemorySaver",
+  createCheckpointer: () => new MemorySaver(),
+});
+
+const sqliteDir = mkdtempSync(join(tmpdir(), "sg-validate-sqlite-"));
+const sqliteSavers = new Map<BaseCheckpointSaver, ManagedSaver>();
+let sqliteFiles = 0;
+afterAll(() => rmSync(sqliteDir, { recursive: true, force: true }));
+
+validate({
+  // The stock SqliteSaver (1.0.4) writes every channel's value into every checkpoint, so it
+  // fails "should only store channel_values that have changed (based on newVersions)"; the
+  // suite skips that known TODO only under this exact package name, so we use it.
+  checkpointerName: "@langchain/langgraph-checkpoint-sqlite",
+  createCheckpointer: () => {
+    sqliteFiles += 1;
+    const managed = openSaver("sqlite", join(sqliteDir, `c${sqliteFiles}`, "checkpoints.sqlite"));
+    sqliteSavers.set(managed.saver, managed);
+    return managed.saver;
+  },
+  destroyCheckpointer: async (saver) => {
+    await sqliteSavers.get(saver)?.close();
+    sqliteSavers.delete(saver);
+  },
+});
+
+validate({
+  checkpointerName: "ForkSafePostgresSaver",
+  // A fresh database each time (databases are not dropped: the cluster goes at the end of the
+  // run, and dropping busy databases raised "terminating connection" errors).
+  createCheckpointer: async () =>
+    ForkSafePostgresSaver.open(await createTestDatabase(inject("postgresUrl"), "val"), { max: 4 }),
+  destroyCheckpointer: (saver) => saver.close(),
+});

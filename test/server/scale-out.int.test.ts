@@ -1,0 +1,202 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { createRuntime } from "../../runtime.js";
+import { type FakeOpenAIServer, startFakeOpenAIServer } from "../support/fake-openai-server.js";
+import { createTestDatabase } from "../support/postgres-cluster.js";
+import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
+import { until } from "../support/until.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+interface Server {
+  child: ChildProcess;
+  base: () => string;
+  output: () => string;
+  exited: Promise<unknown>;
+}
+
+function startServer(dataDir: string, env: NodeJS.ProcessEnv): Server {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", "--data", dataDir],
+    { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += String(chunk);
+  });
+  child.stderr?.on("data", (chunk) => {
+    output += String(chunk);
+  });
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  return {
+    child,
+    base: () => /serving on (http:\/\/\S+)/.exec(output)?.[1] ?? "",
+    output: () => output,
+    exited,
+  };
+}
+
+function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) =>
+        !key.startsWith("OPENAI_") &&
+        !key.startsWith("SUBAGENT_") &&
+        key !== "DATABASE_URL" &&
+        key !== "PORT",
+    ),
+  );
+  return { ...env, ...extra };
+}
+
+/**
+ * Two real server processes on one PostgreSQL database: a thread made on one runs on the
+ * other, a cancel sent to one stops a run in the other, a thread never runs in both at once,
+ * and a process killed mid-run leaves the thread resumable from the other.
+ */
+describe("several server processes on one PostgreSQL database", { timeout: 90_000 }, () => {
+  const servers: Server[] = [];
+  let fake: FakeOpenAIServer | undefined;
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const server of servers) server.child.kill("SIGKILL");
+    await Promise.all(servers.map((server) => server.exited));
+    servers.length = 0;
+    await fake?.close();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("shares threads, runs, cancels and thread locks between processes", async () => {
+    const databaseUrl = await createTestDatabase(inject("postgresUrl"), "scale");
+    let hang = true;
+    fake = await startFakeOpenAIServer((request) => {
+      // The turn's task call was answered when the last message is its tool result.
+      const answered = request.messages.at(-1)?.role === "tool";
+      if (request.model === "boss-model") {
+        return answered
+          ? { content: "final answer" }
+          : {
+              content: "",
+              toolCalls: [
+                { name: "task", arguments: { description: "dig", subagent_type: "slow" } },
+              ],
+            };
+      }
+      return hang ? { content: "late", delayMs: 60_000 } : { content: "slow done" };
+    });
+    const env = cleanEnv({
+      DATABASE_URL: databaseUrl,
+      OPENAI_API_KEY: "sk-test",
+      OPENAI_BASE_URL: fake.url,
+      OPENAI_MAX_RETRIES: "0",
+      SUBAGENT_THREAD_LEASE_MS: "800",
+    });
+
+    // Alice, her token and her agents, written straight to the shared database.
+    const adminDir = await mkdtemp(join(tmpdir(), "scale-admin-"));
+    dirs.push(adminDir);
+    const admin = await createRuntime({ dataDir: adminDir, env });
+    await admin.users.add("alice");
+    const { token } = await admin.users.issueToken("alice");
+    await admin.agents.create("alice", subagentPayload("slow", "openai:slow-model"));
+    const boss = await admin.agents.create(
+      "alice",
+      mainAgentPayload("boss", "openai:boss-model", ["slow"]),
+    );
+    await admin.close();
+
+    // Two processes, each with its own data dir: only the database is shared.
+    const start = async () => {
+      const dir = await mkdtemp(join(tmpdir(), "scale-"));
+      dirs.push(dir);
+      const server = startServer(dir, env);
+      servers.push(server);
+      await until(() => server.base() !== "" || server.child.exitCode !== null, 30_000);
+      expect(server.base(), server.output()).not.toBe("");
+      return server;
+    };
+    const a = await start();
+    const b = await start();
+    const call = async (server: Server, method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${server.base()}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    };
+    const slowCalls = () => fake?.requests.filter((r) => r.model === "slow-model").length ?? 0;
+    const input = (content: string) => ({ messages: [{ type: "human", content }] });
+
+    // A thread created through A is run through B.
+    const thread = (await call(a, "POST", "/threads", {})).body as { thread_id: string };
+    const path = `/threads/${thread.thread_id}`;
+    const started = await call(b, "POST", `${path}/runs`, {
+      assistant_id: boss.id,
+      input: input("go"),
+    });
+    expect(started.status).toBe(200);
+    const runId = (started.body as { run_id: string }).run_id;
+    await until(() => slowCalls() === 1, 20_000);
+
+    // A sees the run (from the shared database) and cannot run the thread meanwhile.
+    expect((await call(a, "GET", `${path}/runs/${runId}`)).body).toMatchObject({
+      status: "running",
+    });
+    const second = await call(a, "POST", `${path}/runs`, {
+      assistant_id: boss.id,
+      input: input("x"),
+    });
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({ error: { code: "THREAD_BUSY" } });
+
+    // A cancel sent to A stops the run executing in B, model request included.
+    const cancelled = await call(a, "POST", `${path}/runs/${runId}/cancel?wait=1`);
+    expect(cancelled.status).toBe(204);
+    expect((await call(b, "GET", `${path}/runs/${runId}`)).body).toMatchObject({
+      status: "interrupted",
+    });
+    await until(() => (fake?.aborted.length ?? 0) === 1);
+    const state = (await call(a, "GET", `${path}/state`)).body as {
+      values: { subagent_runs: { status: string }[] };
+      next: string[];
+    };
+    expect(state.values.subagent_runs.map((run) => run.status)).toEqual(["cancelled"]);
+    expect(state.next).toEqual([]);
+
+    // B is killed mid-run: the thread is resumable from A once B's lease has expired.
+    const again = await call(b, "POST", `${path}/runs`, {
+      assistant_id: boss.id,
+      input: input("again"),
+    });
+    expect(again.status).toBe(200);
+    await until(() => slowCalls() === 2, 20_000);
+    b.child.kill("SIGKILL");
+    await b.exited;
+    hang = false;
+    let resumed = await call(a, "POST", `${path}/runs/wait`, { assistant_id: boss.id });
+    const deadline = Date.now() + 10_000;
+    while (resumed.status === 409 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      resumed = await call(a, "POST", `${path}/runs/wait`, { assistant_id: boss.id });
+    }
+    expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+    const values = resumed.body as {
+      messages: { content: string }[];
+      subagent_runs: { status: string }[];
+    };
+    expect(values.messages.at(-1)?.content).toBe("final answer");
+    expect(values.subagent_runs.map((run) => run.status)).toEqual(["cancelled", "completed"]);
+    // The resumed child continued its own thread: one more slow call, not a restart.
+    expect(slowCalls()).toBe(3);
+  });
+});
