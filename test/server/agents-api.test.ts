@@ -11,7 +11,7 @@ import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js
 type AgentList = { agents: AgentRecord[] };
 
 /** `/api/agent` over real HTTP: auth, listing, create/update/delete rules and error bodies. */
-describe("/api/agent over HTTP", () => {
+describe.each(["sqlite", "postgres"] as const)("/api/agent over HTTP on %s", (saver) => {
   let http: HttpServer | undefined;
   afterEach(async () => {
     await http?.stop();
@@ -19,7 +19,11 @@ describe("/api/agent over HTTP", () => {
   });
 
   async function start(options: StartHttpServerOptions = {}) {
-    http = await startHttpServer({ users: ["alice"], ...options });
+    http = await startHttpServer({
+      users: ["alice"],
+      ...options,
+      runtime: { saver, ...options.runtime },
+    });
     return { http, token: http.tokenOf("alice") };
   }
 

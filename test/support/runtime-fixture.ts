@@ -7,7 +7,10 @@ import { ForkSafePostgresSaver } from "../../checkpoints/postgres-saver.js";
 import { createRuntime, type Runtime, type RuntimeOptions } from "../../runtime.js";
 import { createTestDatabase } from "./postgres-cluster.js";
 
-/** A saver {@link makeRuntime} can build: `postgres` is a fork-safe saver on a fresh database. */
+/**
+ * A saver {@link makeRuntime} can build: `postgres` is a fork-safe saver on a fresh database,
+ * which then also holds the agent store.
+ */
 export type SaverKindUnderTest = "memory" | "sqlite" | "postgres";
 
 /** Savers every runtime suite runs on. */
@@ -18,10 +21,10 @@ export const SAVER_KINDS: readonly SaverKindUnderTest[] = ["memory", "sqlite", "
  * global setup). `vitest` is imported here, not at the top: this module is also loaded by
  * worker processes outside vitest.
  */
-async function freshPostgresSaver(): Promise<ForkSafePostgresSaver> {
+async function freshPostgres(): Promise<{ url: string; saver: ForkSafePostgresSaver }> {
   const { inject } = await import("vitest");
   const url = await createTestDatabase(inject("postgresUrl"), "rt");
-  return ForkSafePostgresSaver.open(url, { max: 5 });
+  return { url, saver: await ForkSafePostgresSaver.open(url, { max: 5 }) };
 }
 
 export interface RuntimeFixture {
@@ -48,10 +51,14 @@ export async function makeRuntime(
   const kind = options.saver ?? "memory";
   // The postgres saver is lent to the runtime (a saver object is never closed by it):
   // dispose() ends its pool.
+  // With "postgres" the agent store is on that database too: the whole runtime runs on it.
   let postgres: ForkSafePostgresSaver | undefined;
+  let store: string | undefined;
   let checkpointer: NonNullable<RuntimeOptions["checkpointer"]>;
   if (kind === "postgres") {
-    postgres = await freshPostgresSaver();
+    const fresh = await freshPostgres();
+    postgres = fresh.saver;
+    store = fresh.url;
     checkpointer = postgres;
   } else {
     checkpointer = kind;
@@ -66,6 +73,7 @@ export async function makeRuntime(
       ...(options.models ? { models: options.models } : {}),
       ...(options.tools ? { tools: options.tools } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(store ? { database: store } : {}),
       ...options.runtime,
     });
   } catch (error) {
