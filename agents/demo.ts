@@ -1,3 +1,4 @@
+import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { AgentRecord } from "./schema.js";
 
 /** The part of the agents API seeding needs (the runtime's `agents` has it). */
@@ -98,7 +99,13 @@ export async function seedDemo(
   const created: AgentRecord[] = [];
   for (const payload of DEMO_AGENTS) {
     if (owned.has(payload.slug)) continue;
-    created.push(await agents.create(uid, payload));
+    try {
+      created.push(await agents.create(uid, payload));
+    } catch (error) {
+      // Another process sharing the database seeded it at the same moment: nothing to do.
+      if (!(SubagentGraphError.isInstance(error) && error.code === ErrorCode.SlugTaken))
+        throw error;
+    }
   }
   return created;
 }

@@ -1,9 +1,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, inject, it } from "vitest";
 import { seedDemo } from "../../agents/demo.js";
 import { createRuntime, type Runtime } from "../../runtime.js";
+import { createTestDatabase } from "../support/postgres-cluster.js";
 
 describe("seedDemo", () => {
   let dataDir: string;
@@ -35,6 +36,28 @@ describe("seedDemo", () => {
     const main = await runtime.agents.getDefault("alice");
     expect(main?.slug).toBe("assistant");
     expect(main?.config_json.context.subagents).toEqual(["researcher", "reviewer"]);
+  });
+
+  it("lets two processes seed one database at once: each agent is created once, nobody fails", async () => {
+    // Two runtimes on one PostgreSQL database stand for two server processes starting together.
+    const database = await createTestDatabase(inject("postgresUrl"), "seed");
+    const open = () => createRuntime({ dataDir, env: {}, database, checkpointer: "memory" });
+    const [first, second] = await Promise.all([open(), open()]);
+    try {
+      const [mine, theirs] = await Promise.all([
+        seedDemo(first, "alice"),
+        seedDemo(second, "alice"),
+      ]);
+      expect([...mine, ...theirs].map((agent) => agent.slug).sort()).toEqual([
+        "assistant",
+        "researcher",
+        "reviewer",
+      ]);
+      expect(await first.agents.list("alice", { include_subagents: true })).toHaveLength(3);
+    } finally {
+      await first.close();
+      await second.close();
+    }
   });
 
   it("defaults to the demo user", async () => {
