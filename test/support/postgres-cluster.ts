@@ -1,9 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { freePort } from "./free-port.js";
 
 /** A private PostgreSQL cluster on 127.0.0.1 for the tests, removed by {@link stop}. */
 export interface PostgresCluster {
@@ -21,15 +21,6 @@ function binDir(): string {
       "PostgreSQL is not installed: the tests need its binaries (initdb, pg_ctl). Install them with `apt-get update && apt-get install -y postgresql` (Debian's postgresql-15) and run the tests again",
     );
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === "string") throw new Error("no free port");
-  return address.port;
 }
 
 /**
