@@ -61,6 +61,8 @@ export const ErrorCode = {
   Unsupported: "UNSUPPORTED",
   /** A bug or a broken invariant: not the caller's fault. */
   Internal: "INTERNAL",
+  /** An MCP server name in an agent's config is not defined (mcp.json / the mcpServers option). */
+  UnknownMcpServer: "UNKNOWN_MCP_SERVER",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

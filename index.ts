@@ -30,6 +30,7 @@ export type {
   AgentsApi,
   ChildThreadView,
   FilesApi,
+  McpApi,
   RunRequest,
   Runtime,
   RuntimeOptions,
@@ -54,3 +55,6 @@ export type {
   UserRepository,
 } from "./store/users.js";
 export { USER_ID_PATTERN } from "./store/users.js";
+export type { McpServerConfig } from "./tools/mcp/config.js";
+export type { McpServerState } from "./tools/mcp/connection.js";
+export type { McpServerInfo } from "./tools/mcp/manager.js";

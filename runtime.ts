@@ -40,6 +40,8 @@ import { RunRepository, type RunRow } from "./store/runs.js";
 import { ThreadRepository } from "./store/threads.js";
 import { UserRepository } from "./store/users.js";
 import { builtinTools } from "./tools/builtin.js";
+import { loadMcpServers, MCP_CONFIG_ENV, type McpServerConfig } from "./tools/mcp/config.js";
+import { McpManager, type McpServerInfo } from "./tools/mcp/manager.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { messageText } from "./util/message-text.js";
 
@@ -69,6 +71,13 @@ export interface RuntimeOptions {
   modelFor?: (agent: AgentRecord) => BaseChatModel | undefined;
   /** Extra tools, registered beside the built-in ones. */
   tools?: StructuredToolInterface[];
+  /**
+   * MCP servers by name (`^[a-z0-9][a-z0-9-]{0,30}$`): `{ command, args?, env?, cwd? }` for a
+   * local process over stdio, or `{ url, headers? }` for Streamable HTTP. Wins over the file
+   * `SUBAGENT_GRAPH_MCP` names, else `<dataDir>/mcp.json` (`{ "servers": { … } }`), read once
+   * here. Agents get their tools as `mcp_<server>_<tool>` through `context.mcp_servers`.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
   /** Environment for model keys and limit defaults. Default `process.env`, read on each use. */
   env?: NodeJS.ProcessEnv;
   /**
@@ -188,6 +197,16 @@ export interface SkillsApi {
   remove(name: string): Promise<boolean>;
 }
 
+/** The runtime's MCP servers (defined in `mcp.json` or the `mcpServers` option). */
+export interface McpApi {
+  /**
+   * Every defined server with its transport, status, tool names (`mcp_<server>_<tool>`) and the
+   * error that made it unavailable. Servers not connected yet are connected first unless
+   * `connect` is false (a lost one is reconnected).
+   */
+  list(options?: { connect?: boolean }): Promise<McpServerInfo[]>;
+}
+
 /** The library entry point: agents, runs and threads over one store and one saver. */
 export interface Runtime {
   agents: AgentsApi;
@@ -195,6 +214,8 @@ export interface Runtime {
   files: FilesApi;
   /** Skills agents can be given (`context.skills`). */
   skills: SkillsApi;
+  /** MCP servers agents can be given (`context.mcp_servers`). */
+  mcp: McpApi;
   /** Users and their API tokens (for the HTTP server and the CLI). */
   users: UserRepository;
   /** Runs the agent on the thread until it answers. */
@@ -238,7 +259,10 @@ export interface Runtime {
   runInfo(uid: string, runId: string): Promise<RunRow | undefined>;
   /** The saver in use (for tools that read checkpoints directly). */
   readonly checkpointer: BaseCheckpointSaver;
-  /** Waits for nothing, closes the store and the saver it opened. Idempotent. */
+  /**
+   * Waits for nothing, closes the store and the saver it opened and the MCP connections (stdio
+   * servers' processes end). Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -265,6 +289,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const dataDir = resolve(options.dataDir ?? "data");
   const env = options.env ?? process.env;
   const warn = options.warn ?? ((message: string) => console.warn(`[subagent-graph] ${message}`));
+  // Before anything is opened: a bad config fails here without leaving a store open.
+  const mcpServers = loadMcpServers({ option: options.mcpServers, env, dataDir });
 
   const ownsDatabase = typeof options.database !== "object";
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
@@ -305,6 +331,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     ...(options.tools ?? []),
   ]);
   const models = createModelFactory({ env, ...(options.models ? { models: options.models } : {}) });
+  const mcp = new McpManager(mcpServers, {
+    reservedNames: tools.names(),
+    source:
+      options.mcpServers !== undefined
+        ? "the mcpServers option"
+        : env[MCP_CONFIG_ENV]?.trim() || join(dataDir, "mcp.json"),
+    warn,
+  });
   const activeRuns = new Map<string, ActiveRun>();
   const busyThreads = new Set<string>();
   let closed = false;
@@ -327,6 +361,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       modelFor: options.modelFor,
     },
     processLimits: currentSettings,
+    mcp,
     prepareSkills: (record, skillsThreadId) =>
       prepareAgentSkills(
         skillLibrary,
@@ -555,12 +590,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     },
     async list(uid, threadId, folder) {
       ensureOpen();
-      await ownedThread(uid, threadId);
+      await threadsApi.get(uid, threadId);
       return threadFiles.list(threadScope(uid, threadId), folder);
     },
     async read(uid, threadId, path) {
       ensureOpen();
-      await ownedThread(uid, threadId);
+      await threadsApi.get(uid, threadId);
       return (await threadFiles.read(threadScope(uid, threadId), path)).bytes;
     },
   };
@@ -588,10 +623,18 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     ensureOpen,
   });
 
+  const mcpApi: McpApi = {
+    list: async (listOptions) => {
+      ensureOpen();
+      return mcp.list(listOptions);
+    },
+  };
+
   return {
     agents,
     users,
     threads: threadsApi,
+    mcp: mcpApi,
 
     async graph(uid, agent, graphOptions) {
       ensureOpen();
@@ -661,7 +704,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
 
     async history(uid, threadId) {
       ensureOpen();
-      await ownedThread(uid, threadId);
+      await threadsApi.get(uid, threadId);
       return readHistory(saver.saver, threadId);
     },
 
@@ -710,8 +753,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       for (const active of activeRuns.values())
         active.controller.abort(new Error("runtime closed"));
       graphs.clear();
-      await saver.close();
-      if (ownsDatabase) await database.close();
+      try {
+        await mcp.close();
+      } finally {
+        await saver.close();
+        if (ownsDatabase) await database.close();
+      }
     },
   };
 
@@ -737,18 +784,6 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       );
     if (!run) throw notFound;
     return { parts, run };
-  }
-
-  async function ownedThread(uid: string, threadId: string) {
-    const thread = await threads.get(uid, threadId);
-    if (!thread) {
-      throw new SubagentGraphError(
-        ErrorCode.NotFound,
-        `thread "${threadId}" not found: pass the id of one of your threads`,
-        { field: "threadId" },
-      );
-    }
-    return thread;
   }
 }
 

@@ -1,3 +1,4 @@
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { type AgentMiddleware, createAgent } from "langchain";
 import type { AgentRecord } from "../agents/schema.js";
 import { agentContextSchema } from "./context.js";
@@ -6,6 +7,8 @@ import { type BackendDeps, normaliseResources } from "./resources.js";
 /** Extra middleware the graph layer composes into a chat agent (e.g. the task middleware). */
 export interface ChatAgentExtras {
   middleware: readonly AgentMiddleware[];
+  /** Tools besides the registry's selection (the agent's MCP tools). */
+  tools?: readonly StructuredToolInterface[];
 }
 
 /**
@@ -13,7 +16,7 @@ export interface ChatAgentExtras {
  * when the agent's subagent allow-list resolves non-empty.
  */
 export function buildChatAgent(record: AgentRecord, deps: BackendDeps, extras: ChatAgentExtras) {
-  const resources = normaliseResources(record, deps);
+  const resources = normaliseResources(record, deps, extras.tools);
   return createAgent({
     name: record.slug,
     model: resources.model,

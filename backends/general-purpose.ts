@@ -7,7 +7,7 @@ export const GENERAL_PURPOSE_DESCRIPTION =
   "A general-purpose agent with your own model and tools (minus delegation and user-facing ones), for any self-contained task that needs no specialist.";
 
 /**
- * The general-purpose subagent of `parent`: the parent's model and tool selection (the
+ * The general-purpose subagent of `parent`: the parent's model, tool and MCP server selection (the
  * never-allowed tools are removed like for any subagent), no skills (they belong to the agent
  * that lists them), its own max_rounds default, and a
  * system prompt rendered per call from {@link generalPurposePrompt}. Its id and version derive
@@ -28,6 +28,9 @@ export function generalPurposeRecord(parent: AgentRecord): AgentRecord {
       context: {
         ...(parentContext.model === undefined ? {} : { model: parentContext.model }),
         ...(parentContext.tools === undefined ? {} : { tools: parentContext.tools }),
+        ...(parentContext.mcp_servers === undefined
+          ? {}
+          : { mcp_servers: parentContext.mcp_servers }),
         // Skills belong to the agent that lists them: a parent's never reach its children.
         skills: [],
         subagents: [],

@@ -1,4 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
 import type { AgentMiddleware } from "langchain";
 import type { AgentRecord, BackendId } from "../agents/schema.js";
@@ -44,19 +45,27 @@ export interface AgentBackend {
    * that does not is bounded as a subagent instead.
    */
   acceptsSubagents: boolean;
-  build(record: AgentRecord, deps: BackendDeps, middleware: readonly AgentMiddleware[]): AgentGraph;
+  /** `extraTools`: tools besides the registry's selection (the agent's MCP tools). */
+  build(
+    record: AgentRecord,
+    deps: BackendDeps,
+    middleware: readonly AgentMiddleware[],
+    extraTools?: readonly StructuredToolInterface[],
+  ): AgentGraph;
 }
 
 const BACKENDS: Readonly<Record<BackendId, AgentBackend>> = {
   ChatAgentBackend: {
     id: "ChatAgentBackend",
     acceptsSubagents: true,
-    build: (record, deps, middleware) => asAgentGraph(buildChatAgent(record, deps, { middleware })),
+    build: (record, deps, middleware, extraTools) =>
+      asAgentGraph(buildChatAgent(record, deps, { middleware, tools: extraTools ?? [] })),
   },
   SubAgentBackend: {
     id: "SubAgentBackend",
     acceptsSubagents: false,
-    build: (record, deps, middleware) => asAgentGraph(buildSubAgent(record, deps, middleware)),
+    build: (record, deps, middleware, extraTools) =>
+      asAgentGraph(buildSubAgent(record, deps, middleware, extraTools)),
   },
 };
 

@@ -24,14 +24,20 @@ export interface AgentResources {
 
 /**
  * Resource normalisation shared by every backend: the model from `context.model` (process default
- * when unset), the tools from `context.tools` (every registered tool when unset), the system
- * prompt from `context.system_prompt` (a prompt built from the name and description when unset).
+ * when unset), the tools from `context.tools` (every registered tool when unset) plus `extraTools`
+ * (the MCP tools of `context.mcp_servers`, resolved by the graph layer before the build, since
+ * they are discovered when a server connects), the system prompt from `context.system_prompt` (a
+ * prompt built from the name and description when unset).
  */
-export function normaliseResources(record: AgentRecord, deps: BackendDeps): AgentResources {
+export function normaliseResources(
+  record: AgentRecord,
+  deps: BackendDeps,
+  extraTools: readonly StructuredToolInterface[] = [],
+): AgentResources {
   const context = record.config_json.context;
   return {
     model: deps.modelFor?.(record) ?? deps.models(context.model),
-    tools: deps.tools.select(context.tools, record.slug),
+    tools: [...deps.tools.select(context.tools, record.slug), ...extraTools],
     systemPrompt: context.system_prompt?.trim() || defaultSystemPrompt(record),
   };
 }

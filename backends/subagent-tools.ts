@@ -30,10 +30,15 @@ export function withoutForbiddenTools(
 
 /**
  * The names of the tools a subagent may use: its configured selection (every registered tool
- * when unset) minus the never-allowed ones.
+ * when unset) plus `extraTools` (its MCP tools), minus the never-allowed ones.
  */
-export function subagentToolNames(record: AgentRecord, registry: ToolRegistry): string[] {
-  return withoutForbiddenTools(registry.select(record.config_json.context.tools, record.slug)).map(
-    (tool) => tool.name,
-  );
+export function subagentToolNames(
+  record: AgentRecord,
+  registry: ToolRegistry,
+  extraTools: readonly StructuredToolInterface[] = [],
+): string[] {
+  return withoutForbiddenTools([
+    ...registry.select(record.config_json.context.tools, record.slug),
+    ...extraTools,
+  ]).map((tool) => tool.name);
 }

@@ -46,6 +46,7 @@ export async function showAgent(
     ["model", modelOf(agent, io.env)],
     ["subagents", agent.is_subagent ? "-" : listOrDefault(context.subagents, "none")],
     ["tools", listOrDefault(context.tools, "all available")],
+    ["mcp servers", listOrDefault(context.mcp_servers, "all defined")],
     ["skills", listOrDefault(context.skills, "all installed")],
     ["sharing", sharingOf(agent)],
     ["version", `${agent.version} (updated ${agent.updated_at})`],

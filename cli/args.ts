@@ -18,6 +18,8 @@ Commands:
   skills add <folder>  Install a skill folder (SKILL.md with name/description front matter);
                        --replace replaces an installed skill of the same name.
   skills remove <name> Remove an installed skill.
+  mcp list             List the MCP servers (<data>/mcp.json or $SUBAGENT_GRAPH_MCP): each one is
+                       connected to show its status and its tools (mcp_<server>_<tool>).
   files upload <thread> <file> [name]
                        Add a local file to a thread's uploads (a new thread id is claimed for
                        your default agent, or --agent), where its agents can read it.
@@ -60,6 +62,7 @@ Examples:
   npm run chat -- --thread <id> "And what about hydro?"
   tsx cli/main.ts agents show assistant
   tsx cli/main.ts skills add ./my-skills/house-style
+  tsx cli/main.ts mcp list
   tsx cli/main.ts files upload <thread> ./brief.pdf
   tsx cli/main.ts users add alice --name "Alice Example"
   tsx cli/main.ts tokens issue alice --label laptop`;
@@ -99,6 +102,7 @@ export type Command =
   | { name: "skills-list"; store: StoreOptions }
   | { name: "skills-add"; store: StoreOptions; folder: string; replace: boolean }
   | { name: "skills-remove"; store: StoreOptions; skill: string }
+  | { name: "mcp-list"; store: StoreOptions }
   | {
       name: "files-upload";
       store: StoreOptions;
@@ -202,6 +206,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       return agentsCommand(rest, store);
     case "skills":
       return skillsCommand(rest, store, values.replace === true);
+    case "mcp":
+      return mcpCommand(rest, store);
     case "files":
       return filesCommand(rest, store, nonEmpty(values.agent, "--agent"));
     case "users":
@@ -259,6 +265,19 @@ function skillsCommand(rest: string[], store: StoreOptions, replace: boolean): C
     sub === undefined
       ? '"skills" needs a subcommand: list, add <folder> or remove <name>'
       : `unknown subcommand "skills ${sub}": use list, add <folder> or remove <name>`,
+  );
+}
+
+function mcpCommand(rest: string[], store: StoreOptions): Command {
+  const [sub, ...more] = rest;
+  if (sub === "list") {
+    noMoreArguments("mcp list", more);
+    return { name: "mcp-list", store };
+  }
+  throw new UsageError(
+    sub === undefined
+      ? '"mcp" needs a subcommand: list'
+      : `unknown subcommand "mcp ${sub}": use list`,
   );
 }
 

@@ -6,6 +6,7 @@ import { type CliContext, EXIT_INTERRUPTED, type Io } from "./context.js";
 import { demoCommand } from "./demo.js";
 import { catFile, listFiles, uploadFile } from "./files.js";
 import { Interrupts } from "./interrupts.js";
+import { listMcpServers } from "./mcp.js";
 import { describeError } from "./report.js";
 import { serveCommand } from "./serve.js";
 import { addSkill, listSkills, removeSkill } from "./skills.js";
@@ -85,6 +86,8 @@ function dispatch(
       return addSkill(runtime, io, command.folder, command.replace);
     case "skills-remove":
       return removeSkill(runtime, io, command.skill);
+    case "mcp-list":
+      return listMcpServers(runtime, io);
     case "files-upload":
       return uploadFile(runtime, io, command.store, command);
     case "files-list":

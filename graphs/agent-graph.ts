@@ -1,4 +1,5 @@
 import { SystemMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createMiddleware } from "langchain";
 import type { AgentRecord } from "../agents/schema.js";
 import { generalPurposePrompt, isGeneralPurpose } from "../backends/general-purpose.js";
@@ -38,18 +39,28 @@ export interface AgentGraphDeps extends BackendDeps {
  *   built-in general-purpose subagent also its per-call prompt;
  * - both get the file-scope middleware last (innermost), so its sections are appended to the
  *   final system message and it sees the tools left after the allowed-set filter.
+ *
+ * `mcpTools` are the agent's MCP tools (from `context.mcp_servers`), resolved by the caller: they
+ * are known only once the servers are connected, which is async, while building is not. For a
+ * subagent they join its allowed set like any tool.
  */
 export function buildAgentGraph(
   record: AgentRecord,
   allowedSubagents: readonly AgentRecord[],
   deps: AgentGraphDeps,
+  mcpTools: readonly StructuredToolInterface[] = [],
 ): AgentGraph {
   const backend = backendFor(record.backend_id);
   const fileScope = createFileScopeMiddleware({
     prepareSkills: (skillsThreadId) => deps.prepareSkills(record, skillsThreadId),
   });
   if (!backend.acceptsSubagents) {
-    return backend.build(record, deps, [...subagentMiddleware(record, deps), fileScope]);
+    return backend.build(
+      record,
+      deps,
+      [...subagentMiddleware(record, deps, mcpTools), fileScope],
+      mcpTools,
+    );
   }
   const middleware =
     allowedSubagents.length > 0
@@ -64,13 +75,17 @@ export function buildAgentGraph(
           }),
         ]
       : [];
-  return backend.build(record, deps, [...middleware, fileScope]);
+  return backend.build(record, deps, [...middleware, fileScope], mcpTools);
 }
 
-function subagentMiddleware(record: AgentRecord, deps: AgentGraphDeps) {
+function subagentMiddleware(
+  record: AgentRecord,
+  deps: AgentGraphDeps,
+  mcpTools: readonly StructuredToolInterface[],
+) {
   // Bounds come from the context the task tool sets; a run without it (e.g. the graph driven
   // directly) falls back to the subagent's whole allowed set and the process default.
-  const ownTools = subagentToolNames(record, deps.tools);
+  const ownTools = subagentToolNames(record, deps.tools, mcpTools);
   const readBounds = (context: unknown): SubagentBounds => {
     const ctx = (context ?? {}) as { allowed_tools?: unknown; max_rounds?: unknown };
     return {
@@ -97,11 +112,16 @@ function subagentMiddleware(record: AgentRecord, deps: AgentGraphDeps) {
   return [limits, prompt];
 }
 
-/** The cache key of a graph: everything that changes what {@link buildAgentGraph} builds. */
+/**
+ * The cache key of a graph: everything that changes what {@link buildAgentGraph} builds, `mcpKey`
+ * being the identity of its MCP tool set (`McpToolSet.key`).
+ */
 export function agentGraphKey(
   record: AgentRecord,
   allowedSubagents: readonly AgentRecord[],
+  mcpKey = "",
 ): string {
   const subagents = allowedSubagents.map((subagent) => `${subagent.id}@${subagent.version}`);
-  return `${record.id}@${record.version}[${subagents.join(",")}]`;
+  const mcp = mcpKey ? `{${mcpKey}}` : "";
+  return `${record.id}@${record.version}[${subagents.join(",")}]${mcp}`;
 }

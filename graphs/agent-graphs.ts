@@ -8,6 +8,7 @@ import { subagentToolNames } from "../backends/subagent-tools.js";
 import type { ParentRunScope } from "../middleware/parent-scope.js";
 import type { DispatchLimits, LoadedChild } from "../middleware/task.js";
 import type { SkillSummary } from "../sandbox/skills/library.js";
+import type { McpToolSet, McpToolSource } from "../tools/mcp/manager.js";
 import { type AgentGraphDeps, agentGraphKey, buildAgentGraph } from "./agent-graph.js";
 import { GraphCache } from "./graph-cache.js";
 
@@ -19,7 +20,11 @@ export interface AgentGraphsOptions {
   /** Process-wide settings now (environment, config); called on every dispatch. */
   processLimits(): Limits & { enabled: boolean };
   warn(message: string): void;
+  /** MCP tools of `context.mcp_servers`; absent = no MCP servers. */
+  mcp?: McpToolSource | undefined;
 }
+
+const NO_MCP_TOOLS: McpToolSet = { tools: [], key: "" };
 
 /**
  * Compiled graphs of main agents and subagents, cached by everything that shapes them, plus the
@@ -45,8 +50,9 @@ export class AgentGraphs {
   /** The graph of main agent `record` as `uid` may use it (task middleware iff allowed ones). */
   async mainGraph(uid: string, record: AgentRecord): Promise<AgentGraph> {
     const allowed = await this.resolveAllowList(uid, record);
-    return this.cache.getOrBuild(agentGraphKey(record, allowed), () =>
-      buildAgentGraph(record, allowed, this.deps),
+    const mcp = await this.mcpTools(record);
+    return this.cache.getOrBuild(agentGraphKey(record, allowed, mcp.key), () =>
+      buildAgentGraph(record, allowed, this.deps, mcp.tools),
     );
   }
 
@@ -87,16 +93,27 @@ export class AgentGraphs {
         ? generalPurposeRecord(parent)
         : (await this.options.repository.findSubagents(scope.uid, [slug]))[0];
     if (!record) return undefined;
-    const graph = this.cache.getOrBuild(agentGraphKey(record, []), () =>
-      buildAgentGraph(record, [], this.deps),
+    const mcp = await this.mcpTools(record);
+    const graph = this.cache.getOrBuild(agentGraphKey(record, [], mcp.key), () =>
+      buildAgentGraph(record, [], this.deps, mcp.tools),
     );
     return {
       graph,
-      toolNames: subagentToolNames(record, this.options.backend.tools),
+      toolNames: subagentToolNames(record, this.options.backend.tools, mcp.tools),
       maxRounds:
         scope.overrides.max_rounds ??
         agentLimits(record.config_json.context, this.options.processLimits()).max_rounds,
     };
+  }
+
+  /**
+   * The agent's MCP tools (connecting its servers on first use): resolved before the build,
+   * which is synchronous, and part of the cache key.
+   */
+  private mcpTools(record: AgentRecord): Promise<McpToolSet> {
+    const mcp = this.options.mcp;
+    if (!mcp) return Promise.resolve(NO_MCP_TOOLS);
+    return mcp.toolsFor(record.config_json.context.mcp_servers, record.slug);
   }
 
   private async dispatchLimits(

@@ -4,7 +4,11 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 /** The part of a compiled agent graph the task middleware needs to run and inspect a child. */
 export interface ChildGraph {
   invoke(input: unknown, config: LangGraphRunnableConfig): Promise<{ messages: BaseMessage[] }>;
-  getState(config: LangGraphRunnableConfig): Promise<{ values: unknown; next: readonly string[] }>;
+  getState(config: LangGraphRunnableConfig): Promise<{
+    values: unknown;
+    next: readonly string[];
+    metadata?: { source?: string } | undefined;
+  }>;
 }
 
 /** LangGraph's internal config key under which a parent run hands its output stream down. */

@@ -190,12 +190,26 @@ async function runChild(
   config: ReturnType<typeof childRunConfig>,
 ): Promise<ChildOutcome> {
   const existing = await child.getState(config);
-  if (messagesOf(existing.values).length > 0 && existing.next.length === 0) {
-    return outcomeOf(existing.values);
+  const messages = messagesOf(existing.values);
+  // A thread whose newest checkpoint is still the input one made no progress that was saved
+  // (the process died before its first step was written): start it again from the task.
+  if (existing.metadata?.source === "input" || messages.length === 0) {
+    return outcomeOf(await child.invoke({ messages: [new HumanMessage(description)] }, config));
   }
-  const input =
-    messagesOf(existing.values).length === 0 ? { messages: [new HumanMessage(description)] } : null;
-  return outcomeOf(await child.invoke(input, config));
+  if (existing.next.length > 0) return outcomeOf(await child.invoke(null, config));
+  if (isFinished(existing.values)) return outcomeOf(existing.values);
+  // Nothing scheduled, yet no answer: a process killed while checkpoints were written
+  // asynchronously can leave a step whose successor was not recorded. An empty update enters
+  // the loop again from the start, on the messages the child already has.
+  return outcomeOf(await child.invoke({ messages: [] }, config));
+}
+
+/** A child has answered: its last message is the model's (or its rounds ran out). */
+function isFinished(values: unknown): boolean {
+  if ((values as { max_rounds_reached?: unknown } | undefined)?.max_rounds_reached === true) {
+    return true;
+  }
+  return messagesOf(values).at(-1)?.getType() === "ai";
 }
 
 /** What a child that failed part-way had done (rounds, usage), for its record. */

@@ -13,6 +13,7 @@ import { handleError, sendError } from "./http-errors.js";
 import { agentRoutes } from "./routes/agents.js";
 import { assistantRoutes } from "./routes/assistants.js";
 import { fileRoutes } from "./routes/files.js";
+import { mcpRoutes } from "./routes/mcp.js";
 import { runRoutes } from "./routes/runs.js";
 import { threadRoutes } from "./routes/threads.js";
 import { RunRegistry } from "./runs/run-registry.js";
@@ -41,7 +42,8 @@ export const OPENAPI_PATH = "/openapi.json";
 /**
  * The HTTP API over a runtime: `/api/agent` (agent management), the LangGraph Platform API
  * subset for threads and runs (what `@langchain/langgraph-sdk` and `useStream` speak), thread
- * files, and the OpenAPI document at {@link OPENAPI_PATH}. Every route but `/ok`, `/info` and the
+ * files, `/api/mcp` (MCP servers and their tools), and the OpenAPI document at
+ * {@link OPENAPI_PATH}. Every route but `/ok`, `/info` and the
  * document needs a token (`Authorization: Bearer` or `x-api-key`).
  */
 export async function createServer(
@@ -100,5 +102,6 @@ export async function createServer(
   threadRoutes(app, runtime, runs);
   runRoutes(app, runtime, runs);
   fileRoutes(app, runtime, maxUploadBytes);
+  mcpRoutes(app, runtime);
   return { app, runs };
 }

@@ -28,6 +28,7 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.AlreadyExists]: 409,
   [ErrorCode.Unsupported]: 422,
   [ErrorCode.Internal]: 500,
+  [ErrorCode.UnknownMcpServer]: 422,
 };
 
 /** The one error shape every endpoint answers with. */
