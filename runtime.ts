@@ -422,9 +422,15 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const graph = await graphs.mainGraph(request.uid, record);
     const runId = request.runId ?? randomUUID();
     const controller = new AbortController();
-    const signal = request.signal
-      ? AbortSignal.any([request.signal, controller.signal])
-      : controller.signal;
+    // The caller's signal is forwarded into the run's own controller until the run is released,
+    // not combined with AbortSignal.any: LangGraph never removes the abort listener it adds to a
+    // run's signal, and Node keeps a composite signal with listeners alive until it aborts, so
+    // every run given a signal (every HTTP run) would stay in memory for good.
+    const forwardAbort = () => controller.abort(request.signal?.reason);
+    if (request.signal?.aborted) forwardAbort();
+    else request.signal?.addEventListener("abort", forwardAbort, { once: true });
+    const stopForwarding = () => request.signal?.removeEventListener("abort", forwardAbort);
+    const signal = controller.signal;
     busyThreads.add(threadId);
     activeRuns.set(runId, { uid: request.uid, threadId, controller });
     let lease: RunLease;
@@ -439,11 +445,13 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         abort: (reason) => controller.abort(reason),
       });
     } catch (error) {
+      stopForwarding();
       busyThreads.delete(threadId);
       activeRuns.delete(runId);
       throw error;
     }
     const release = async (status: "success" | "error" | "interrupted") => {
+      stopForwarding();
       busyThreads.delete(threadId);
       activeRuns.delete(runId);
       await lease.release(status);

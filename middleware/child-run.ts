@@ -85,3 +85,32 @@ export function childRunConfig(input: ChildRunConfigInput): LangGraphRunnableCon
     runName: input.childThreadId,
   };
 }
+
+/** An abort signal that follows another one until {@link LinkedAbortSignal.dispose}. */
+export interface LinkedAbortSignal {
+  signal: AbortSignal;
+  /** Stops following the source (call it once the child run is over). */
+  dispose(): void;
+}
+
+/**
+ * A plain signal that aborts (with the same reason) when `source` does, until disposed.
+ *
+ * Why not hand `source` to the child as it is: inside a tool, `source` is the composite signal
+ * langchain's ToolNode made with `AbortSignal.any`. LangGraph's `stream()` adds an abort
+ * listener to the signal a run is given and never removes it, and Node keeps a composite signal
+ * that has abort listeners alive until it aborts (which a finished run's signal never does), so
+ * every child run would leave that signal, LangGraph's controller and its listener in memory for
+ * good (about 3 KB per task call). The child gets this signal instead; `dispose` removes our
+ * only listener from `source`, and LangGraph's listener dies with this plain signal.
+ */
+export function linkedAbortSignal(source: AbortSignal): LinkedAbortSignal {
+  const controller = new AbortController();
+  const forward = () => controller.abort(source.reason);
+  if (source.aborted) forward();
+  else source.addEventListener("abort", forward, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => source.removeEventListener("abort", forward),
+  };
+}

@@ -8,7 +8,7 @@ import type { ToolRuntime } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
 import { messageText } from "../util/message-text.js";
-import { type ChildGraph, childRunConfig } from "./child-run.js";
+import { type ChildGraph, childRunConfig, linkedAbortSignal } from "./child-run.js";
 import { parentScope } from "./parent-scope.js";
 import { finishedRun, type RunIdentity } from "./run-records.js";
 import type { SubagentRun } from "./subagent-runs.js";
@@ -103,9 +103,12 @@ export async function dispatchTask(
   const write = (event: TaskStreamEvent) => runtime.writer?.(event);
   write({ type: "subagent_started", ...identity });
 
+  // The child follows `signal` through a plain signal of its own, released once it is over:
+  // handing it `signal` itself leaks memory on every call (see linkedAbortSignal).
+  const childSignal = linkedAbortSignal(signal);
   const config = childRunConfig({
     childThreadId: identity.child_thread_id,
-    signal,
+    signal: childSignal.signal,
     parentConfigurable: runtime.configurable,
     context: {
       uid: scope.uid,
@@ -152,6 +155,7 @@ export async function dispatchTask(
       error: reason,
     });
   }
+  childSignal.dispose();
   write({ type: "subagent_finished", run });
   return result(run, content);
 }

@@ -1,0 +1,124 @@
+/**
+ * The load scenario's clients, run in a process of their own (forked by `scenarios/load.ts`), so
+ * that the server process's CPU time and memory are the service's alone. It answers each
+ * {@link LoadCommand} with a {@link LoadReport}; it exits when its parent disconnects.
+ */
+import { percentile } from "./stats.js";
+import { msSince, nowNs } from "./timing.js";
+
+export interface LoadCommand {
+  base: string;
+  token: string;
+  assistantId: string;
+  /** The user message of every turn. */
+  input: string;
+  clients: number;
+  /** Conversations each client runs, one after another. */
+  conversations: number;
+  turns: number;
+}
+
+export interface LoadReport {
+  runs: number;
+  latenciesMs: number[];
+  errors: string[];
+  wallMs: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+async function runLevel(command: LoadCommand): Promise<LoadReport> {
+  const latencies: number[] = [];
+  const errors: string[] = [];
+  const start = nowNs();
+  await Promise.all(
+    Array.from({ length: command.clients }, async () => {
+      for (let c = 0; c < command.conversations; c += 1) {
+        await conversation(command, latencies, errors);
+      }
+    }),
+  );
+  return {
+    runs: latencies.length,
+    latenciesMs: latencies,
+    errors,
+    wallMs: msSince(start),
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+  };
+}
+
+/** One conversation: a new thread, then `turns` waited runs, each checked. */
+async function conversation(command: LoadCommand, latencies: number[], errors: string[]) {
+  const headers = {
+    authorization: `Bearer ${command.token}`,
+    "content-type": "application/json",
+  };
+  let threadId: string | undefined;
+  try {
+    const created = await fetch(`${command.base}/threads`, { method: "POST", headers, body: "{}" });
+    threadId = ((await created.json()) as { thread_id?: string }).thread_id;
+    if (created.status !== 200 || !threadId) {
+      errors.push(`POST /threads: HTTP ${created.status}`);
+      return;
+    }
+  } catch (error) {
+    errors.push(`POST /threads: ${String(error)}`);
+    return;
+  }
+  for (let turn = 1; turn <= command.turns; turn += 1) {
+    const start = nowNs();
+    try {
+      const response = await fetch(`${command.base}/threads/${threadId}/runs/wait`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          assistant_id: command.assistantId,
+          input: { messages: [{ type: "human", content: command.input }] },
+        }),
+      });
+      const body = (await response.json()) as {
+        messages?: { content?: unknown }[];
+        subagent_runs?: { status?: string }[];
+        __error__?: unknown;
+      };
+      latencies.push(msSince(start));
+      const answer = body.messages?.at(-1)?.content;
+      const completed = body.subagent_runs?.filter((run) => run.status === "completed").length;
+      if (
+        response.status !== 200 ||
+        body.__error__ !== undefined ||
+        typeof answer !== "string" ||
+        !answer.startsWith("done") ||
+        completed !== turn
+      ) {
+        errors.push(
+          `turn ${turn}: HTTP ${response.status} ${JSON.stringify(body.__error__ ?? answer).slice(0, 200)} (${completed} completed children)`,
+        );
+        return;
+      }
+    } catch (error) {
+      latencies.push(msSince(start));
+      errors.push(`turn ${turn}: ${String(error)}`);
+      return;
+    }
+  }
+}
+
+if (process.send) {
+  process.on("message", (command: LoadCommand) => {
+    runLevel(command).then(
+      (report) => process.send?.(report),
+      (error: unknown) =>
+        process.send?.({
+          runs: 0,
+          latenciesMs: [],
+          errors: [`client process: ${String(error)}`],
+          wallMs: 0,
+          p50Ms: Number.NaN,
+          p99Ms: Number.NaN,
+        } satisfies LoadReport),
+    );
+  });
+  process.on("disconnect", () => process.exit(0));
+}

@@ -1,0 +1,211 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { HumanMessage, SystemMessage } from "@langchain/core/messages";
+import type { StructuredTool, StructuredToolInterface } from "@langchain/core/tools";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { createDeepAgent } from "deepagents";
+import { createAgent } from "langchain";
+import type { ProcessSettings } from "../../agents/limits.js";
+import { ForkSafePostgresSaver } from "../../checkpoints/postgres-saver.js";
+import type { RunResult } from "../../runs/events.js";
+import { createRuntime, type Runtime } from "../../runtime.js";
+import { mainAgentPayload, subagentPayload } from "../../test/support/runtime-fixture.js";
+import { freshPostgresDatabase } from "./postgres.js";
+import { CHILD_NAME, CHILD_PROMPT, MAIN_PROMPT } from "./scripts.js";
+
+/** The checkpoint savers every saver-dependent scenario runs on. */
+export type SaverName = "memory" | "sqlite" | "postgres";
+export const SAVERS: readonly SaverName[] = ["memory", "sqlite", "postgres"];
+
+/** The bench user and agents. */
+export const UID = "bench";
+export const MAIN_SLUG = "boss";
+/** What the subagent record's description says (also Deep Agents' subagent description). */
+export const CHILD_DESCRIPTION = subagentPayload(CHILD_NAME, "x").description;
+
+/** Our runtime with the bench agents: `boss` (main, may call `worker`) and `worker`. */
+export interface OurSystem {
+  runtime: Runtime;
+  saver: BaseCheckpointSaver;
+  saverName: SaverName;
+  dataDir: string;
+  /** The checkpoint database's URL (Postgres saver only). */
+  postgresUrl: string | undefined;
+  warnings: string[];
+  /** One run of `boss` on a fresh thread (or `threadId`). */
+  run(input: string, threadId?: string): Promise<RunResult>;
+  dispose(): Promise<void>;
+}
+
+export interface OurSystemOptions {
+  saver: SaverName;
+  mainModel: BaseChatModel;
+  childModel: BaseChatModel;
+  /** Process-wide limits (e.g. `max_parallel_subagents`). */
+  limits?: Partial<ProcessSettings>;
+  /** The main agent's own tools (`context.tools`); default none; `"all"`: left unset. */
+  mainTools?: string[] | "all";
+  /** The subagent's own tools; default none; `"all"`: left unset (every registered tool). */
+  childTools?: string[] | "all";
+  /** Extra tools to register. */
+  tools?: StructuredToolInterface[];
+  /**
+   * The agent store: a SQLite database in memory (default, the same for every saver), or
+   * `"data-dir"`: the runtime's default `<dataDir>/agents.sqlite`, as a deployed service has it.
+   */
+  store?: "memory" | "data-dir";
+}
+
+/**
+ * Our runtime on a fresh temp data dir, offline, on the named saver (Postgres: a
+ * `ForkSafePostgresSaver` on a fresh database of the private cluster), with the agent store in
+ * memory unless told otherwise. Undefined when the saver is Postgres and it is not installed.
+ */
+export async function openOurs(options: OurSystemOptions): Promise<OurSystem | undefined> {
+  let postgres: ForkSafePostgresSaver | undefined;
+  let postgresUrl: string | undefined;
+  if (options.saver === "postgres") {
+    postgresUrl = await freshPostgresDatabase();
+    if (!postgresUrl) return undefined;
+    postgres = await ForkSafePostgresSaver.open(postgresUrl, { max: 10 });
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), "subagent-graph-bench-"));
+  const warnings: string[] = [];
+  const runtime = await createRuntime({
+    dataDir,
+    checkpointer: postgres ?? options.saver,
+    ...(options.store === "data-dir" ? {} : { database: ":memory:" }),
+    env: {},
+    warn: (message) => warnings.push(message),
+    models: { "bench:main": options.mainModel, "bench:child": options.childModel },
+    ...(options.tools ? { tools: options.tools } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
+  });
+  await runtime.agents.create(
+    UID,
+    subagentPayload(CHILD_NAME, "bench:child", toolsConfig(options.childTools)),
+  );
+  await runtime.agents.create(UID, {
+    ...mainAgentPayload(MAIN_SLUG, "bench:main", [CHILD_NAME], toolsConfig(options.mainTools)),
+    is_default: true,
+  });
+  return {
+    runtime,
+    saver: runtime.checkpointer,
+    saverName: options.saver,
+    dataDir,
+    postgresUrl,
+    warnings,
+    run: (input, threadId) =>
+      runtime.run({ uid: UID, agent: MAIN_SLUG, threadId: threadId ?? randomUUID(), input }),
+    async dispose() {
+      try {
+        await runtime.close();
+      } finally {
+        await postgres?.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** `context.tools` for a bench agent: none by default, unset for `"all"`. */
+function toolsConfig(tools: string[] | "all" | undefined): Record<string, unknown> {
+  return tools === "all" ? {} : { tools: tools ?? [] };
+}
+
+/**
+ * The bare child: one `createAgent` with the subagent's model, prompt and (no) tools, compiled
+ * with `saver`, invoked on a fresh thread. Nothing of ours around it: the lower bound of a
+ * persisted child run.
+ */
+export function bareChild(childModel: BaseChatModel, saver: BaseCheckpointSaver) {
+  const agent = createAgent({
+    model: childModel,
+    tools: [],
+    systemPrompt: CHILD_PROMPT,
+    checkpointer: saver,
+  });
+  return (description: string) =>
+    agent.invoke(
+      { messages: [new HumanMessage(description)] },
+      { configurable: { thread_id: `bare-${randomUUID()}` } },
+    );
+}
+
+/**
+ * The no-orchestrator floor of a fan-out: one main model call, `k` bare children at once
+ * (`Promise.all`), one main model call. No graph around the main model, no checkpoint of it.
+ */
+export function floor(mainModel: BaseChatModel, child: (description: string) => Promise<unknown>) {
+  return async (k: number) => {
+    const system = new SystemMessage(MAIN_PROMPT);
+    const human = new HumanMessage(`fan out ${k}`);
+    const first = await mainModel.invoke([system, human]);
+    await Promise.all(
+      Array.from({ length: k }, (_, i) => child(`Question ${i + 1}: what is ${i} + 1?`)),
+    );
+    await mainModel.invoke([system, human, first]);
+  };
+}
+
+/** A Deep Agents subagent spec, as the bench builds them. */
+export interface DeepSubagent {
+  name: string;
+  description: string;
+  systemPrompt: string;
+  tools: StructuredTool[];
+  model: BaseChatModel;
+}
+
+/**
+ * `createDeepAgent` with the bench's main model and prompt, no tools of its own and `subagents`,
+ * compiled with `saver`. Its defaults stay: its filesystem tools, general-purpose subagent,
+ * summarization and patch middleware.
+ */
+export function createDeepSystem(
+  mainModel: BaseChatModel,
+  saver: BaseCheckpointSaver,
+  subagents: DeepSubagent[],
+) {
+  return createDeepAgent({
+    model: mainModel,
+    systemPrompt: MAIN_PROMPT,
+    tools: [],
+    subagents,
+    checkpointer: saver,
+  });
+}
+
+/**
+ * Deep Agents with the same main model and prompt and the same subagent (name, description,
+ * prompt, tools, model) as our `boss`/`worker`, on `saver`; `run` uses a fresh thread unless
+ * given one.
+ */
+export function deepAgent(
+  mainModel: BaseChatModel,
+  childModel: BaseChatModel,
+  saver: BaseCheckpointSaver,
+  childTools: StructuredTool[] = [],
+) {
+  const agent = createDeepSystem(mainModel, saver, [
+    {
+      name: CHILD_NAME,
+      description: CHILD_DESCRIPTION,
+      systemPrompt: CHILD_PROMPT,
+      tools: childTools,
+      model: childModel,
+    },
+  ]);
+  return {
+    agent,
+    run: (input: string, threadId?: string) =>
+      agent.invoke(
+        { messages: [new HumanMessage(input)] },
+        { configurable: { thread_id: threadId ?? `deep-${randomUUID()}` } },
+      ),
+  };
+}
