@@ -1,3 +1,4 @@
+import { lstat } from "node:fs/promises";
 import type { SandboxLayout } from "../layout.js";
 import type { SkillLibrary, SkillSummary } from "./library.js";
 import { materialiseSkills } from "./materialise.js";
@@ -16,6 +17,19 @@ export async function prepareAgentSkills(
   skillsThreadId: string,
 ): Promise<SkillSummary[]> {
   const skills = await library.resolve(agent.skills, agent.slug);
-  await materialiseSkills(library, skills, layout.skillsScope(skillsThreadId));
+  const scopeDir = layout.skillsScope(skillsThreadId);
+  // Most runs have no skills: then a scope that was never materialised is left uncreated
+  // (no folders and manifest per child thread); one that held skills before is emptied.
+  if (skills.length === 0 && !(await exists(scopeDir))) return skills;
+  await materialiseSkills(library, skills, scopeDir);
   return skills;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
