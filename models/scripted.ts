@@ -7,6 +7,7 @@ import {
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { abortableSleep } from "../util/abortable-sleep.js";
 import { messageText, systemText, toolNames } from "../util/message-text.js";
 
 /** One model call as the scripted model saw it. */
@@ -131,7 +132,8 @@ export class ScriptedChatModel extends BaseChatModel {
       );
     }
     step.expect?.(call);
-    if (step.delayMs) await sleep(step.delayMs, (options as BaseChatModelCallOptions).signal);
+    if (step.delayMs)
+      await abortableSleep(step.delayMs, (options as BaseChatModelCallOptions).signal);
     const reply = typeof step.reply === "function" ? step.reply(call) : step.reply;
     call.finishedAt = Date.now();
     if (reply instanceof Error) throw reply;
@@ -147,22 +149,4 @@ export class ScriptedChatModel extends BaseChatModel {
     });
     return { generations: [{ text: messageText(message), message }] };
   }
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -7,6 +7,7 @@ import {
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
+import { abortableSleep } from "../../util/abortable-sleep.js";
 import { messageText, systemText } from "../../util/message-text.js";
 
 /** One model call as the bench model sees it. */
@@ -80,7 +81,7 @@ export class BenchModel extends BaseChatModel {
       this.benchOptions.capture({ system: call.system, tools: this.boundTools.map(toolJson) });
     }
     const latency = this.benchOptions.latencyMs ?? 0;
-    if (latency > 0) await sleep(latency, (options as BaseChatModelCallOptions).signal);
+    if (latency > 0) await abortableSleep(latency, (options as BaseChatModelCallOptions).signal);
     const reply = this.respond(call);
     const message =
       "text" in reply
@@ -104,22 +105,4 @@ const USAGE = { input_tokens: 10, output_tokens: 5, total_tokens: 15 };
 function toolJson(tool: BindToolsInput): { name: string; json: string } {
   const definition = convertToOpenAITool(tool as Parameters<typeof convertToOpenAITool>[0]);
   return { name: definition.function.name, json: JSON.stringify(definition.function) };
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

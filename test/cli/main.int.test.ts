@@ -1,50 +1,10 @@
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createRuntime } from "../../runtime.js";
 import { messageText } from "../../util/message-text.js";
-
-/** The project root: the CLI is run from there, as `npm run` does. */
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The environment minus anything that would select a real model: the offline model answers. */
-function offlineEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) => !key.startsWith("OPENAI_") && !key.startsWith("SUBAGENT_GRAPH_"),
-    ),
-  );
-}
-
-/** Runs `node --import tsx cli/main.ts …args` to completion. */
-function cli(args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
-      cwd: ROOT,
-      env: offlineEnv(),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (text: string) => {
-      stdout += text;
-    });
-    child.stderr.setEncoding("utf8").on("data", (text: string) => {
-      stderr += text;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { cli } from "../support/cli.js";
 
 function threadIdOf(stdout: string): string {
   const match = /^thread: (\S+)$/m.exec(stdout);

@@ -1,42 +1,10 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseCommandLine, UsageError } from "../../cli/args.js";
+import { cli } from "../support/cli.js";
 import { everythingServer, filesystemServer, processesWith } from "../support/mcp-servers.js";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-
-function offlineEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) => !key.startsWith("OPENAI_") && !key.startsWith("SUBAGENT_GRAPH_"),
-    ),
-  );
-}
-
-/** Runs `node --import tsx cli/main.ts …args` to completion. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
-      cwd: ROOT,
-      env: offlineEnv(),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (text: string) => {
-      stdout += text;
-    });
-    child.stderr.setEncoding("utf8").on("data", (text: string) => {
-      stderr += text;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe("mcp command line", () => {
   it("parses mcp list and refuses anything else", () => {
