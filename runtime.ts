@@ -467,6 +467,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       runId,
       // Each task call is a model turn plus a child's own loop; LangGraph counts only ours.
       recursionLimit: 100,
+      // Each step's checkpoint is saved before the next step starts. LangGraph's default
+      // ("async") saves it while the next step runs, so a crash while children run could lose
+      // the step that called them: the thread would look finished, the user's message gone and
+      // the children's threads orphaned (seen on a loaded machine in the scale-out test).
+      durability: "sync" as const,
     };
     const input =
       request.input === undefined ? null : { messages: [new HumanMessage(request.input)] };

@@ -57,7 +57,9 @@ export interface ChildRunConfigInput {
  * custom events) is forwarded into the parent's stream under the namespace
  * `subagent:<child thread id>`, the way LangGraph reports subgraph events.
  */
-export function childRunConfig(input: ChildRunConfigInput): LangGraphRunnableConfig {
+export function childRunConfig(
+  input: ChildRunConfigInput,
+): LangGraphRunnableConfig & { durability: "sync" } {
   // LangGraph merges the ambient (parent's) configurable into a nested invoke key by key, so
   // every inherited key is blanked explicitly; the child then gets only what is set below.
   const configurable: Record<string, unknown> = {};
@@ -83,6 +85,9 @@ export function childRunConfig(input: ChildRunConfigInput): LangGraphRunnableCon
     context: input.context,
     signal: input.signal,
     runName: input.childThreadId,
+    // A child's step is saved before its next one starts, so a crash resumes it from its last
+    // finished step (LangGraph's default saves while the next step already runs).
+    durability: "sync",
   };
 }
 
