@@ -14,7 +14,7 @@ import { ErrorCode, SubagentGraphError } from "./errors.js";
 import { AgentGraphs } from "./graphs/agent-graphs.js";
 import { addUsage } from "./middleware/run-records.js";
 import type { SubagentRun } from "./middleware/subagent-runs.js";
-import { createModelFactory } from "./models/factory.js";
+import { createModelFactory, defaultModelSpec, OFFLINE_MODEL } from "./models/factory.js";
 import {
   type GraphStreamChunk,
   type RunEvent,
@@ -207,8 +207,24 @@ export interface McpApi {
   list(options?: { connect?: boolean }): Promise<McpServerInfo[]>;
 }
 
+/** What agents can be configured with, for forms and clients (`GET /api/catalog`). */
+export interface Catalog {
+  /** Model specs an agent's `context.model` can name without a custom one (`openai:<name>` too). */
+  models: string[];
+  /** The spec used when an agent sets no model. */
+  defaultModel: string;
+  /** Registered tools (`context.tools`). */
+  tools: { name: string; description: string }[];
+  /** Installed skills (`context.skills`). */
+  skills: { name: string; description: string }[];
+  /** Defined MCP servers (`context.mcp_servers`), not connected for this. */
+  mcpServers: string[];
+}
+
 /** The library entry point: agents, runs and threads over one store and one saver. */
 export interface Runtime {
+  /** Models, tools, skills and MCP servers agents can be configured with. */
+  catalog(): Promise<Catalog>;
   agents: AgentsApi;
   /** Uploads and outputs of threads. */
   files: FilesApi;
@@ -648,6 +664,17 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     users,
     threads: threadsApi,
     mcp: mcpApi,
+
+    async catalog() {
+      const defaultModel = defaultModelSpec(env);
+      return {
+        models: [...new Set([defaultModel, OFFLINE_MODEL, ...Object.keys(options.models ?? {})])],
+        defaultModel,
+        tools: tools.describe(),
+        skills: (await skills.list()).map(({ name, description }) => ({ name, description })),
+        mcpServers: (await mcp.list({ connect: false })).map((server) => server.name),
+      };
+    },
 
     async graph(uid, agent, graphOptions) {
       ensureOpen();

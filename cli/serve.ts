@@ -1,6 +1,8 @@
 import { DEMO_UID, seedDemo } from "../agents/demo.js";
 import { createRuntime } from "../runtime.js";
 import { createServer } from "../server/app.js";
+import { hasBuiltConsole } from "../server/console.js";
+import { buildConsole, CONSOLE_DIST_DIR, consoleIsStale } from "../server/console-build.js";
 import type { StoreOptions } from "./args.js";
 import { type Io, say } from "./context.js";
 
@@ -33,9 +35,14 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
     const token = firstStart
       ? (await runtime.users.issueToken(DEMO_UID, { label: "first start" })).token
       : undefined;
-    server = await createServer(runtime, { logger: { level: io.env.LOG_LEVEL ?? "warn" } });
+    const consoleDir = await prepareConsole(io);
+    server = await createServer(runtime, {
+      logger: { level: io.env.LOG_LEVEL ?? "warn" },
+      ...(consoleDir ? { consoleDir } : {}),
+    });
     const address = await server.app.listen({ host: options.host, port: options.port });
     say(io, `subagent-graph serving on ${address} (data: ${options.store.dataDir})`);
+    if (consoleDir) say(io, `web console: ${address}/`);
     say(io, `API docs: ${address}/openapi.json`);
     if (seeded.length > 0) {
       say(
@@ -81,4 +88,22 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
+}
+
+/**
+ * The web console to serve: built first when missing or older than its sources (`npm run build`
+ * does the same ahead of time). A failed build is reported and the API is served without it.
+ */
+async function prepareConsole(io: Io): Promise<string | undefined> {
+  if (consoleIsStale()) {
+    say(io, "building the web console (web/ → web/dist)…");
+    try {
+      await buildConsole();
+    } catch (error) {
+      io.stderr.write(
+        `warning: the web console could not be built, serving the API only: ${(error as Error).message}\n`,
+      );
+    }
+  }
+  return hasBuiltConsole(CONSOLE_DIST_DIR) ? CONSOLE_DIST_DIR : undefined;
 }

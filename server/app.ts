@@ -9,9 +9,11 @@ import {
 } from "fastify-type-provider-zod";
 import type { Runtime } from "../runtime.js";
 import { authHook } from "./auth.js";
+import { hasBuiltConsole, isConsolePath, registerConsole } from "./console.js";
 import { handleError, sendError } from "./http-errors.js";
 import { agentRoutes } from "./routes/agents.js";
 import { assistantRoutes } from "./routes/assistants.js";
+import { catalogRoutes } from "./routes/catalog.js";
 import { fileRoutes } from "./routes/files.js";
 import { mcpRoutes } from "./routes/mcp.js";
 import { runRoutes } from "./routes/runs.js";
@@ -28,6 +30,11 @@ export interface ServerOptions {
   corsOrigins?: true | string[];
   /** Fastify's logger: `false` (default) or pino options. */
   logger?: boolean | Record<string, unknown>;
+  /**
+   * A built web console (a folder with `index.html`, see `server/console-build.ts`) to serve at
+   * `/`. Default: none (the API only).
+   */
+  consoleDir?: string;
 }
 
 /** The HTTP server and what it owns besides the runtime. */
@@ -88,7 +95,14 @@ export async function createServer(
     },
     transform: jsonSchemaTransform,
   });
-  app.addHook("onRequest", authHook(runtime.users));
+  const consoleDir = options.consoleDir;
+  if (consoleDir !== undefined && !hasBuiltConsole(consoleDir)) {
+    throw new Error(
+      `consoleDir "${consoleDir}" has no index.html: build the console first (\`npm run build\`)`,
+    );
+  }
+  app.addHook("onRequest", authHook(runtime.users, consoleDir ? isConsolePath : undefined));
+  if (consoleDir) await registerConsole(app, consoleDir);
 
   const runs = new RunRegistry(runtime);
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
@@ -103,5 +117,6 @@ export async function createServer(
   runRoutes(app, runtime, runs);
   fileRoutes(app, runtime, maxUploadBytes);
   mcpRoutes(app, runtime);
+  catalogRoutes(app, runtime);
   return { app, runs };
 }

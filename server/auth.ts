@@ -26,10 +26,18 @@ export function tokenOf(request: FastifyRequest): string | undefined {
   return typeof apiKey === "string" && apiKey.trim() ? apiKey.trim() : undefined;
 }
 
-/** An `onRequest` hook: 401 without a valid token, else `request.uid`. Tokens are never logged. */
-export function authHook(users: UserRepository) {
+/**
+ * An `onRequest` hook: 401 without a valid token, else `request.uid`. Tokens are never logged.
+ * `isPublicPath` adds paths that need no token (the web console's files).
+ */
+export function authHook(
+  users: UserRepository,
+  isPublicPath: (path: string) => boolean = () => false,
+) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method === "OPTIONS" || PUBLIC_PATHS.has(request.url.split("?")[0] ?? "")) return;
+    const path = request.url.split("?")[0] ?? "";
+    if (request.method === "OPTIONS" || PUBLIC_PATHS.has(path)) return;
+    if ((request.method === "GET" || request.method === "HEAD") && isPublicPath(path)) return;
     const token = tokenOf(request);
     const uid = token ? await users.authenticate(token) : undefined;
     if (!uid) {

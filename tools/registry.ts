@@ -29,6 +29,14 @@ export class ToolRegistry {
     return [...this.tools.keys()].sort();
   }
 
+  /** Registered tools' names and descriptions, sorted by name. */
+  describe(): { name: string; description: string }[] {
+    return this.names().map((name) => ({
+      name,
+      description: (this.tools.get(name) as StructuredToolInterface).description,
+    }));
+  }
+
   /**
    * The tools an agent's config selects: all of them when `names` is undefined, else exactly
    * the named ones (in the given order). An unknown name is an error naming the agent, the

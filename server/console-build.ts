@@ -1,0 +1,58 @@
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The console's sources (`web/`: index.html, src/, vite.config.ts). */
+export const CONSOLE_SOURCE_DIR = fileURLToPath(new URL("../web", import.meta.url));
+
+/** Where `npm run build` puts the console and `npm start` serves it from. */
+export const CONSOLE_DIST_DIR = join(CONSOLE_SOURCE_DIR, "dist");
+
+/**
+ * Builds the console with Vite into `outDir` (emptied first). Vite is a development
+ * dependency: an install without it cannot build, and says so.
+ */
+export async function buildConsole(outDir: string = CONSOLE_DIST_DIR): Promise<void> {
+  let vite: typeof import("vite");
+  try {
+    vite = await import("vite");
+  } catch (error) {
+    throw new Error(
+      `cannot build the web console: Vite is not installed (${(error as Error).message}); run \`npm ci\` with development dependencies, then \`npm run build\``,
+    );
+  }
+  await vite.build({
+    root: CONSOLE_SOURCE_DIR,
+    configFile: join(CONSOLE_SOURCE_DIR, "vite.config.ts"),
+    logLevel: "warn",
+    build: { outDir, emptyOutDir: true },
+  });
+}
+
+/**
+ * True when `distDir` has no built console, or one older than any of its sources (so a
+ * checkout that changed the console rebuilds it on the next start).
+ */
+export function consoleIsStale(distDir: string = CONSOLE_DIST_DIR): boolean {
+  let builtAt: number;
+  try {
+    builtAt = statSync(join(distDir, "index.html")).mtimeMs;
+  } catch {
+    return true;
+  }
+  const sources = [
+    join(CONSOLE_SOURCE_DIR, "index.html"),
+    join(CONSOLE_SOURCE_DIR, "vite.config.ts"),
+    join(CONSOLE_SOURCE_DIR, "src"),
+  ];
+  return sources.some((source) => newestChange(source) > builtAt);
+}
+
+function newestChange(path: string): number {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (!stat) return 0;
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestChange(join(path, entry)));
+  return newest;
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { Runtime } from "../../runtime.js";
+import { errorResponses } from "../schemas.js";
+
+const namedSchema = z.object({ name: z.string(), description: z.string() });
+
+const catalogSchema = z.object({
+  models: z.array(z.string()).describe("model specs usable as context.model (openai:<name> too)"),
+  default_model: z.string().describe("the model of an agent that sets none"),
+  tools: z.array(namedSchema).describe("registered tools (context.tools)"),
+  skills: z.array(namedSchema).describe("installed skills (context.skills)"),
+  mcp_servers: z.array(z.string()).describe("defined MCP servers (context.mcp_servers)"),
+});
+
+/**
+ * `/api/catalog`: what an agent's runtime config can name (models, tools, skills, MCP servers),
+ * so a form can offer choices instead of free text. Process-wide, the same for every user.
+ */
+export function catalogRoutes(app: FastifyInstance, runtime: Runtime): void {
+  app.withTypeProvider<ZodTypeProvider>().get(
+    "/api/catalog",
+    {
+      schema: {
+        tags: ["agents"],
+        summary: "The models, tools, skills and MCP servers agents can be configured with",
+        response: { 200: catalogSchema, ...errorResponses },
+      },
+    },
+    async () => {
+      const catalog = await runtime.catalog();
+      return {
+        models: catalog.models,
+        default_model: catalog.defaultModel,
+        tools: catalog.tools,
+        skills: catalog.skills,
+        mcp_servers: catalog.mcpServers,
+      };
+    },
+  );
+}

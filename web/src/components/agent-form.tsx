@@ -1,0 +1,393 @@
+import type { ComponentChildren } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import {
+  type AgentFormValues,
+  type AgentRecord,
+  type AllByDefaultList,
+  agentPayload,
+  formFieldOf,
+  formValues,
+  LIMIT_FIELDS,
+  type LimitField,
+} from "../agent-form-model.js";
+import { type Api, ApiError, type Catalog } from "../api.js";
+
+const LIMIT_LABELS: Record<LimitField, string> = {
+  max_rounds: "Max rounds",
+  max_result_chars: "Max result characters",
+  max_parallel_subagents: "Max parallel subagents",
+  subagent_timeout_ms: "Subagent timeout (ms)",
+};
+
+/** The built-in subagent every chat agent may be allowed to call. */
+const GENERAL_PURPOSE = { slug: "general-purpose", name: "general-purpose" };
+
+/** An API error shown next to the field it names, or at the top of the form. */
+interface FormError {
+  field: string | undefined;
+  apiField: string | undefined;
+  message: string;
+}
+
+/**
+ * One form for chat agents and subagents: identity, sharing, runtime config. The "Subagents"
+ * choice exists only for chat agents (a subagent calls none) and lists only the subagents the
+ * user may see. Validation is the server's: its error is shown next to the field it names.
+ */
+export function AgentForm(props: {
+  api: Api;
+  agent: AgentRecord | undefined;
+  subagents: AgentRecord[];
+  onDone: (saved: boolean) => void;
+}) {
+  const { api, agent } = props;
+  const [values, setValues] = useState<AgentFormValues>(() => formValues(agent));
+  const [catalog, setCatalog] = useState<Catalog | undefined>();
+  const [error, setError] = useState<FormError | undefined>();
+  const [saving, setSaving] = useState(false);
+
+  useEffect(() => {
+    api
+      .catalog()
+      .then(setCatalog, (caught: Error) =>
+        setError({ field: undefined, apiField: undefined, message: caught.message }),
+      );
+  }, [api]);
+
+  const set = <K extends keyof AgentFormValues>(key: K, value: AgentFormValues[K]) =>
+    setValues((current) => ({ ...current, [key]: value }));
+  const text = (event: Event) => (event.target as HTMLInputElement).value;
+
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setSaving(true);
+    setError(undefined);
+    try {
+      const payload = agentPayload(values, agent);
+      if (agent) await api.updateAgent(agent.id, payload);
+      else await api.createAgent(payload);
+      props.onDone(true);
+    } catch (caught) {
+      const apiField = caught instanceof ApiError ? caught.field : undefined;
+      setError({ field: formFieldOf(apiField), apiField, message: (caught as Error).message });
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const errorFor = (field: string) => (error?.field === field ? error : undefined);
+  const describedBy = (field: string) => (errorFor(field) ? `error-${field}` : undefined);
+  const fieldError = (field: string) => {
+    const shown = errorFor(field);
+    return shown ? (
+      <p
+        id={`error-${field}`}
+        class="field-error"
+        data-error-for={field}
+        data-api-field={shown.apiField}
+      >
+        {shown.message}
+      </p>
+    ) : null;
+  };
+  const knownFields = new Set([
+    "backend_id",
+    "slug",
+    "name",
+    "description",
+    "share_mode",
+    "share_uids",
+    "share_editors",
+    "is_default",
+    "system_prompt",
+    "model",
+    "tools",
+    "skills",
+    "mcp_servers",
+    "subagents",
+    ...LIMIT_FIELDS,
+  ]);
+  const generalError = error && (!error.field || !knownFields.has(error.field)) ? error : undefined;
+  const isChatAgent = values.backend_id === "ChatAgentBackend";
+  const subagentChoices = [
+    GENERAL_PURPOSE,
+    ...props.subagents.filter((candidate) => candidate.id !== agent?.id),
+  ];
+
+  return (
+    <form class="agent-form" aria-label="Agent form" onSubmit={save} noValidate>
+      <h2>{agent ? `Edit ${agent.name}` : "New agent"}</h2>
+      {generalError && (
+        <p role="alert" class="error">
+          {generalError.message}
+        </p>
+      )}
+      <div class="grid">
+        <Field id="backend_id" label="Backend" error={fieldError("backend_id")}>
+          <select
+            id="backend_id"
+            value={values.backend_id}
+            disabled={agent !== undefined}
+            aria-describedby={describedBy("backend_id")}
+            onChange={(event) => set("backend_id", text(event) as AgentFormValues["backend_id"])}
+          >
+            <option value="ChatAgentBackend">Chat agent</option>
+            <option value="SubAgentBackend">Subagent</option>
+          </select>
+        </Field>
+        <Field id="slug" label="Slug" error={fieldError("slug")}>
+          <input
+            id="slug"
+            value={values.slug}
+            required
+            aria-invalid={errorFor("slug") ? "true" : undefined}
+            aria-describedby={describedBy("slug")}
+            onInput={(event) => set("slug", text(event))}
+          />
+        </Field>
+        <Field id="name" label="Name" error={fieldError("name")}>
+          <input
+            id="name"
+            value={values.name}
+            required
+            aria-invalid={errorFor("name") ? "true" : undefined}
+            aria-describedby={describedBy("name")}
+            onInput={(event) => set("name", text(event))}
+          />
+        </Field>
+        <Field id="model" label="Model" error={fieldError("model")}>
+          <input
+            id="model"
+            value={values.model}
+            list="known-models"
+            placeholder={catalog ? `default: ${catalog.default_model}` : ""}
+            aria-describedby={describedBy("model")}
+            onInput={(event) => set("model", text(event))}
+          />
+          <datalist id="known-models">
+            {catalog?.models.map((model) => (
+              <option key={model} value={model} />
+            ))}
+          </datalist>
+        </Field>
+      </div>
+      <Field id="description" label="Description" error={fieldError("description")}>
+        <textarea
+          id="description"
+          rows={2}
+          value={values.description}
+          aria-describedby={describedBy("description")}
+          onInput={(event) => set("description", text(event))}
+        />
+      </Field>
+      <Field id="system_prompt" label="System prompt" error={fieldError("system_prompt")}>
+        <textarea
+          id="system_prompt"
+          rows={4}
+          value={values.system_prompt}
+          aria-describedby={describedBy("system_prompt")}
+          onInput={(event) => set("system_prompt", text(event))}
+        />
+      </Field>
+      <div class="grid">
+        <Field id="share_mode" label="Sharing" error={fieldError("share_mode")}>
+          <select
+            id="share_mode"
+            value={values.share_mode}
+            onChange={(event) => set("share_mode", text(event) as AgentFormValues["share_mode"])}
+          >
+            <option value="private">private (only me)</option>
+            <option value="users">users (the ones listed)</option>
+            <option value="public">public (everyone)</option>
+          </select>
+        </Field>
+        <Field id="share_uids" label="Shared with" error={fieldError("share_uids")}>
+          <input
+            id="share_uids"
+            value={values.share_uids}
+            placeholder="user ids, comma-separated"
+            aria-describedby={describedBy("share_uids")}
+            onInput={(event) => set("share_uids", text(event))}
+          />
+        </Field>
+        <Field id="share_editors" label="Editors" error={fieldError("share_editors")}>
+          <input
+            id="share_editors"
+            value={values.share_editors}
+            placeholder="user ids, comma-separated"
+            aria-describedby={describedBy("share_editors")}
+            onInput={(event) => set("share_editors", text(event))}
+          />
+        </Field>
+        <div class="field checkbox">
+          <input
+            id="is_default"
+            type="checkbox"
+            checked={values.is_default}
+            aria-describedby={describedBy("is_default")}
+            onChange={(event) => set("is_default", (event.target as HTMLInputElement).checked)}
+          />
+          <label for="is_default">Default agent</label>
+          {fieldError("is_default")}
+        </div>
+      </div>
+      <div class="grid">
+        <ChoiceList
+          legend="Tools"
+          list="tools"
+          items={catalog?.tools.map((tool) => ({ name: tool.name, title: tool.description }))}
+          values={values}
+          onChange={set}
+          error={fieldError("tools")}
+        />
+        <ChoiceList
+          legend="Skills"
+          list="skills"
+          items={catalog?.skills.map((skill) => ({ name: skill.name, title: skill.description }))}
+          values={values}
+          onChange={set}
+          error={fieldError("skills")}
+        />
+        <ChoiceList
+          legend="MCP servers"
+          list="mcp_servers"
+          items={catalog?.mcp_servers.map((name) => ({ name, title: name }))}
+          values={values}
+          onChange={set}
+          error={fieldError("mcp_servers")}
+        />
+        {isChatAgent && (
+          <fieldset>
+            <legend>Subagents</legend>
+            {subagentChoices.map((choice) => {
+              const id = `subagent-${choice.slug}`;
+              return (
+                <div class="checkbox" key={choice.slug}>
+                  <input
+                    id={id}
+                    type="checkbox"
+                    checked={values.subagents.includes(choice.slug)}
+                    onChange={(event) => {
+                      const checked = (event.target as HTMLInputElement).checked;
+                      set(
+                        "subagents",
+                        checked
+                          ? [...values.subagents, choice.slug]
+                          : values.subagents.filter((slug) => slug !== choice.slug),
+                      );
+                    }}
+                  />
+                  <label for={id}>{choice.name}</label>
+                </div>
+              );
+            })}
+            <p class="hint">None ticked: this agent delegates to no one.</p>
+            {fieldError("subagents")}
+          </fieldset>
+        )}
+      </div>
+      <div class="grid">
+        {LIMIT_FIELDS.map((field) => (
+          <Field key={field} id={field} label={LIMIT_LABELS[field]} error={fieldError(field)}>
+            <input
+              id={field}
+              type="number"
+              min={1}
+              step={1}
+              value={values.limits[field]}
+              placeholder="default"
+              aria-invalid={errorFor(field) ? "true" : undefined}
+              aria-describedby={describedBy(field)}
+              onInput={(event) => set("limits", { ...values.limits, [field]: text(event) })}
+            />
+          </Field>
+        ))}
+      </div>
+      <div class="form-actions">
+        <button type="submit" disabled={saving}>
+          {saving ? "Saving…" : "Save"}
+        </button>
+        <button type="button" class="secondary" onClick={() => props.onDone(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function Field(props: {
+  id: string;
+  label: string;
+  error: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      {props.children}
+      {props.error}
+    </div>
+  );
+}
+
+/**
+ * A default-all list: "Use all (default)" leaves it out of the config (every current and future
+ * item); unticking it starts an explicit list holding every item, to untick from.
+ */
+function ChoiceList(props: {
+  legend: string;
+  list: AllByDefaultList;
+  items: { name: string; title: string }[] | undefined;
+  values: AgentFormValues;
+  onChange: (key: AllByDefaultList, value: string[] | null) => void;
+  error: ComponentChildren;
+}) {
+  const chosen = props.values[props.list];
+  const names = [...new Set([...(props.items ?? []).map((item) => item.name), ...(chosen ?? [])])];
+  const titles = new Map((props.items ?? []).map((item) => [item.name, item.title]));
+  const allId = `${props.list}-all`;
+  return (
+    <fieldset>
+      <legend>{props.legend}</legend>
+      <div class="checkbox">
+        <input
+          id={allId}
+          type="checkbox"
+          checked={chosen === null}
+          onChange={(event) =>
+            props.onChange(props.list, (event.target as HTMLInputElement).checked ? null : names)
+          }
+        />
+        <label for={allId}>Use all (default)</label>
+      </div>
+      {props.items === undefined && <p class="hint">Loading…</p>}
+      {props.items !== undefined && names.length === 0 && <p class="hint">None available.</p>}
+      {names.map((name) => {
+        const id = `${props.list}-${name}`;
+        return (
+          <div class="checkbox" key={name}>
+            <input
+              id={id}
+              type="checkbox"
+              disabled={chosen === null}
+              checked={chosen === null || chosen.includes(name)}
+              onChange={(event) => {
+                const current = chosen ?? [];
+                props.onChange(
+                  props.list,
+                  (event.target as HTMLInputElement).checked
+                    ? [...current, name]
+                    : current.filter((item) => item !== name),
+                );
+              }}
+            />
+            <label for={id} title={titles.get(name)}>
+              {name}
+            </label>
+          </div>
+        );
+      })}
+      {props.error}
+    </fieldset>
+  );
+}

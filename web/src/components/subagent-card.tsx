@@ -1,0 +1,70 @@
+import type { SubagentCard as Card } from "../chat-state.js";
+import { baseName, formatElapsed } from "../text.js";
+import { useNow } from "./use-now.js";
+
+const STATUS_TEXT: Record<Card["status"], string> = {
+  running: "running",
+  completed: "completed",
+  failed: "failed",
+  cancelled: "cancelled",
+  timeout: "timed out",
+};
+
+/**
+ * One `task` call: which subagent, its status, the time it has taken (ticking while it runs), its
+ * rounds, its latest words, and a way into its own thread.
+ */
+export function SubagentCard(props: { card: Card; onOpenThread: (card: Card) => void }) {
+  const { card } = props;
+  const running = card.status === "running";
+  const now = useNow(running);
+  const started = card.startedAt ? Date.parse(card.startedAt) : undefined;
+  const ended = card.finishedAt ? Date.parse(card.finishedAt) : now;
+  const elapsed = started === undefined ? undefined : formatElapsed(ended - started);
+  return (
+    <article
+      class={`subagent-card status-${card.status}`}
+      data-subagent-card=""
+      data-status={card.status}
+      aria-label={`Subagent ${card.subagentType}`}
+      aria-busy={running ? "true" : undefined}
+    >
+      <header>
+        <span class="subagent-name">{card.subagentType}</span>
+        <span class="status" role="status">
+          {running && <span class="spinner" aria-hidden="true" />}
+          {STATUS_TEXT[card.status]}
+        </span>
+      </header>
+      <p class="task-description" title={card.description}>
+        {card.description}
+      </p>
+      <dl class="facts">
+        <div>
+          <dt>Elapsed</dt>
+          <dd>{elapsed ?? "starting…"}</dd>
+        </div>
+        <div>
+          <dt class="visually-hidden">Rounds</dt>
+          <dd>
+            Rounds: {card.rounds}
+            {card.maxRoundsReached && " (limit reached)"}
+          </dd>
+        </div>
+      </dl>
+      {card.preview && <p class="preview">{card.preview}</p>}
+      {card.error && <p class="error">{card.error}</p>}
+      {card.artifacts.length > 0 && (
+        <p class="muted">Wrote: {card.artifacts.map((path) => baseName(path)).join(", ")}</p>
+      )}
+      <button
+        type="button"
+        class="secondary"
+        disabled={!card.childThreadId}
+        onClick={() => props.onOpenThread(card)}
+      >
+        Open thread
+      </button>
+    </article>
+  );
+}

@@ -1,0 +1,30 @@
+/** The text of a message's `content`: a string, or the text blocks of a list of blocks. */
+export function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((block) =>
+      typeof block === "string"
+        ? block
+        : typeof block === "object" &&
+            block !== null &&
+            (block as { type?: unknown }).type === "text"
+          ? String((block as { text?: unknown }).text ?? "")
+          : "",
+    )
+    .join("");
+}
+
+/** A file's name from its virtual path. */
+export function baseName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+/** Seconds with one decimal below a minute, then minutes and seconds: "4.2 s", "3 min 05 s". */
+export function formatElapsed(ms: number): string {
+  const safe = Math.max(0, ms);
+  if (safe < 60_000) return `${(safe / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(safe / 60_000);
+  const seconds = Math.floor((safe % 60_000) / 1000);
+  return `${minutes} min ${String(seconds).padStart(2, "0")} s`;
+}
