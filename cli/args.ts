@@ -5,8 +5,10 @@ import { DEMO_UID } from "../agents/demo.js";
 export const USAGE = `Usage: tsx cli/main.ts <command> [options]
 
 Commands:
-  serve                Serve the HTTP API (default 127.0.0.1:$PORT, else 8787). The first start
-                       creates the demo user and agents and prints the user's token once.
+  serve                Serve the HTTP API and the web console at / (default 127.0.0.1:$PORT,
+                       else 8787). The first start creates the demo user and agents and prints
+                       the user's token once. The console is built first when web/dist is
+                       missing or older than web/ (npm run build does it ahead).
   studio               Start the LangGraph dev server for LangGraph Studio (offline), on
                        127.0.0.1:$STUDIO_PORT, else 2025; graphs read agents from the data dir.
   chat [question]      Ask your default agent (or --agent) one question and print the answer.
@@ -45,6 +47,7 @@ Options:
   --replace            skills add: replace an installed skill of the same name.
   --port <n>           serve / studio: the port (default $PORT, else 8787 / $STUDIO_PORT, else 2025).
   --host <address>     serve / studio: the address to listen on (default 127.0.0.1).
+  --no-console         serve: the API only (no web console, nothing built).
   --name <text>        users add: the user's display name (default: the uid).
   --label <text>       tokens issue: what the token is for (default: "default").
   -h, --help           Show this text.
@@ -97,7 +100,7 @@ export type Command =
   | { name: "agents-list"; store: StoreOptions }
   | { name: "agents-show"; store: StoreOptions; slug: string }
   | { name: "demo"; store: StoreOptions }
-  | { name: "serve"; store: StoreOptions; host: string; port: number }
+  | { name: "serve"; store: StoreOptions; host: string; port: number; console: boolean }
   | { name: "studio"; store: StoreOptions; host: string; port: number }
   | { name: "skills-list"; store: StoreOptions }
   | { name: "skills-add"; store: StoreOptions; folder: string; replace: boolean }
@@ -129,12 +132,13 @@ const OPTIONS = {
   host: { type: "string" },
   name: { type: "string" },
   label: { type: "string" },
+  "no-console": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 /** Options only some commands understand; any other command rejects them rather than ignore them. */
 const OPTION_COMMANDS: Record<
-  "agent" | "thread" | "replace" | "name" | "label" | "port" | "host",
+  "agent" | "thread" | "replace" | "name" | "label" | "port" | "host" | "no-console",
   readonly string[]
 > = {
   agent: ["chat", "files"],
@@ -144,6 +148,7 @@ const OPTION_COMMANDS: Record<
   label: ["tokens"],
   port: ["serve", "studio"],
   host: ["serve", "studio"],
+  "no-console": ["serve"],
 };
 
 /**
@@ -193,6 +198,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
         store,
         host: nonEmpty(values.host, "--host") ?? "127.0.0.1",
         port: portOf(nonEmpty(values.port, "--port") ?? (env.PORT?.trim() || "8787")),
+        console: values["no-console"] !== true,
       };
     case "studio":
       noMoreArguments(name, rest);

@@ -14,6 +14,8 @@ export interface ServeOptions {
   store: StoreOptions;
   host: string;
   port: number;
+  /** Serve the web console at `/` (built first when missing or stale). */
+  console: boolean;
 }
 
 /**
@@ -35,7 +37,7 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
     const token = firstStart
       ? (await runtime.users.issueToken(DEMO_UID, { label: "first start" })).token
       : undefined;
-    const consoleDir = await prepareConsole(io);
+    const consoleDir = options.console ? await prepareConsole(io) : undefined;
     server = await createServer(runtime, {
       logger: { level: io.env.LOG_LEVEL ?? "warn" },
       ...(consoleDir ? { consoleDir } : {}),

@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -21,12 +21,23 @@ export async function buildConsole(outDir: string = CONSOLE_DIST_DIR): Promise<v
       `cannot build the web console: Vite is not installed (${(error as Error).message}); run \`npm ci\` with development dependencies, then \`npm run build\``,
     );
   }
-  await vite.build({
-    root: CONSOLE_SOURCE_DIR,
-    configFile: join(CONSOLE_SOURCE_DIR, "vite.config.ts"),
-    logLevel: "warn",
-    build: { outDir, emptyOutDir: true },
-  });
+  // Built beside the target and swapped in, so a server serving `outDir` never sees it half
+  // emptied, and two starts building at once each swap in a whole build.
+  const building = `${outDir}.building-${process.pid}-${Date.now()}`;
+  const previous = `${outDir}.previous-${process.pid}-${Date.now()}`;
+  try {
+    await vite.build({
+      root: CONSOLE_SOURCE_DIR,
+      configFile: join(CONSOLE_SOURCE_DIR, "vite.config.ts"),
+      logLevel: "warn",
+      build: { outDir: building, emptyOutDir: true },
+    });
+    if (existsSync(outDir)) renameSync(outDir, previous);
+    renameSync(building, outDir);
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+    rmSync(previous, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -42,6 +42,18 @@ describe("parseCommandLine", () => {
     expect(parseCommandLine(["demo"], {})).toMatchObject({ store: { dataDir: "data" } });
   });
 
+  it("serves the web console unless --no-console, which only serve takes", () => {
+    expect(parseCommandLine(["serve", "--port", "9000"], {})).toMatchObject({
+      name: "serve",
+      port: 9000,
+      console: true,
+    });
+    expect(parseCommandLine(["serve", "--no-console"], {})).toMatchObject({ console: false });
+    expect(usageError(["chat", "--no-console"]).message).toContain(
+      'option --no-console is only for "serve"',
+    );
+  });
+
   it("parses agents list and agents show <slug>", () => {
     expect(parseCommandLine(["agents", "list"], {})).toMatchObject({ name: "agents-list" });
     expect(parseCommandLine(["agents", "show", "assistant"], {})).toMatchObject({

@@ -22,7 +22,7 @@ interface Server {
 function startServer(dataDir: string, env: NodeJS.ProcessEnv): Server {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", "--data", dataDir],
+    ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", "--no-console", "--data", dataDir],
     { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";

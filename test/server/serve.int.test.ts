@@ -82,6 +82,16 @@ describe("serve (npm start)", { timeout: 60_000 }, () => {
     const base = /serving on (http:\/\/\S+)/.exec(first.stdout())?.[1] ?? "";
     const token = /\(shown once, keep it\): (\S+)/.exec(first.stdout())?.[1] ?? "";
     expect(first.stdout()).toContain('created the demo agents for user "demo"');
+    // The web console is served at / without a token (built first when it was missing).
+    expect(first.stdout()).toContain(`web console: ${base}/`);
+    const page = await fetch(`${base}/`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain("<title>subagent-graph console</title>");
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1] ?? "";
+    const bundle = await fetch(`${base}${script}`);
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get("content-type")).toContain("javascript");
     const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
 
     const thread = (await (

@@ -142,8 +142,7 @@ export function formFieldOf(apiField: string | undefined): string | undefined {
   const [head, second, third] = path;
   if (head === "config_json" && second === "context") return third ?? "config_json";
   if (head === "context") return second;
-  if (head === "share_config")
-    return second ? `share_${second === "mode" ? "mode" : second}` : "share_mode";
+  if (head === "share_config") return `share_${second ?? "mode"}`;
   if (head === "is_subagent") return "backend_id";
   if (head === "expected_version") return undefined;
   return head;

@@ -151,11 +151,6 @@ export function applyStreamEvent(
   }
 }
 
-/** True when the stream's error means the run was cancelled (not a failure to show). */
-export function isCancellation(error: string | undefined): boolean {
-  return error !== undefined && /cancel/i.test(error);
-}
-
 function applyToken(conversation: Conversation, data: unknown): Conversation {
   if (!Array.isArray(data)) return conversation;
   const chunk = data[0] as { id?: string; type?: string; content?: unknown } | undefined;

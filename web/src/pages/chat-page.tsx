@@ -7,7 +7,6 @@ import {
   type Conversation,
   conversationFromValues,
   emptyConversation,
-  isCancellation,
   withHumanMessage,
 } from "../chat-state.js";
 import { ChildThreadDialog } from "../components/child-thread-dialog.js";
@@ -40,6 +39,8 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
   /** The thread a run of this page is streaming: its state must not be reloaded over the stream. */
   const streamingThread = useRef<string | undefined>(undefined);
   const bottom = useRef<HTMLDivElement>(null);
+  /** Set by the Cancel button for the run being streamed. */
+  const cancelRequested = useRef(false);
 
   const loadThreads = useCallback(async () => {
     try {
@@ -111,6 +112,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
     setError(undefined);
     setNotice(undefined);
     setRunning(true);
+    cancelRequested.current = false;
     let target: string | undefined;
     let latest = withHumanMessage(conversation, text);
     setConversation(latest);
@@ -128,7 +130,8 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
         latest = applyStreamEvent(latest, event.event, event.data);
         setConversation(latest);
       }
-      if (isCancellation(latest.error)) setNotice("The run was cancelled.");
+      // A cancelled run's stream just ends (no error event): say what happened.
+      if (cancelRequested.current) setNotice("The run was cancelled.");
       else if (latest.error) setError(latest.error);
     } catch (caught) {
       setError(
@@ -159,6 +162,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
   const cancel = async () => {
     const runId = conversation.runId;
     if (!threadId || !runId) return;
+    cancelRequested.current = true;
     try {
       await api.cancelRun(threadId, runId);
     } catch (caught) {
