@@ -17,6 +17,13 @@ import { SubagentCard } from "../components/subagent-card.js";
 /** What a run streams: the state, node updates, tokens, and the task tool's events. */
 const STREAM_MODES = ["values", "updates", "messages-tuple", "custom"];
 
+/** A run the page is streaming. */
+interface StreamingRun {
+  threadId: string;
+  conversation: Conversation;
+  cancelRequested: boolean;
+}
+
 /** Longest conversation title kept in a thread's metadata. */
 const TITLE_CHARS = 60;
 
@@ -36,11 +43,16 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
   const [notice, setNotice] = useState<string | undefined>();
   const [openCard, setOpenCard] = useState<Card | undefined>();
   const [filesVersion, setFilesVersion] = useState(0);
-  /** The thread a run of this page is streaming: its state must not be reloaded over the stream. */
-  const streamingThread = useRef<string | undefined>(undefined);
+  /**
+   * The run this page streams, if any: its thread (whose stored state must not be reloaded over
+   * the stream), its conversation so far (shown again when the user comes back to that thread)
+   * and whether Cancel was pressed.
+   */
+  const streaming = useRef<StreamingRun | undefined>(undefined);
+  /** The thread on screen, for a stream to know whether to draw. */
+  const shownThread = useRef(threadId);
+  shownThread.current = threadId;
   const bottom = useRef<HTMLDivElement>(null);
-  /** Set by the Cancel button for the run being streamed. */
-  const cancelRequested = useRef(false);
 
   const loadThreads = useCallback(async () => {
     try {
@@ -71,7 +83,11 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
       setConversation(emptyConversation());
       return;
     }
-    if (streamingThread.current === threadId) return;
+    const run = streaming.current;
+    if (run?.threadId === threadId) {
+      setConversation(run.conversation);
+      return;
+    }
     let current = true;
     api.threadState(threadId).then(
       (state) => current && setConversation(conversationFromValues(state.values)),
@@ -112,27 +128,30 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
     setError(undefined);
     setNotice(undefined);
     setRunning(true);
-    cancelRequested.current = false;
-    let target: string | undefined;
-    let latest = withHumanMessage(conversation, text);
-    setConversation(latest);
+    const started = withHumanMessage(conversation, text);
+    setConversation(started);
     setDraft("");
+    let run: StreamingRun | undefined;
+    // Only the thread on screen is drawn; a run of another one goes on in the background.
+    const show = (update: Conversation) => {
+      if (run) run.conversation = update;
+      if (shownThread.current === run?.threadId) setConversation(update);
+    };
     try {
-      target = await ensureThread(text);
-      streamingThread.current = target;
+      const target = await ensureThread(text);
+      run = { threadId: target, conversation: started, cancelRequested: false };
+      streaming.current = run;
       const events = api.streamRun(target, {
         assistant_id: agentId,
         input: { messages: [{ type: "human", content: text }] },
         stream_mode: STREAM_MODES,
         stream_subgraphs: true,
       });
-      for await (const event of events) {
-        latest = applyStreamEvent(latest, event.event, event.data);
-        setConversation(latest);
-      }
+      for await (const event of events)
+        show(applyStreamEvent(run.conversation, event.event, event.data));
       // A cancelled run's stream just ends (no error event): say what happened.
-      if (cancelRequested.current) setNotice("The run was cancelled.");
-      else if (latest.error) setError(latest.error);
+      if (run.cancelRequested) setNotice("The run was cancelled.");
+      else if (run.conversation.error) setError(run.conversation.error);
     } catch (caught) {
       setError(
         caught instanceof ApiError && caught.status === 409
@@ -140,16 +159,13 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
           : (caught as Error).message,
       );
     } finally {
-      streamingThread.current = undefined;
+      streaming.current = undefined;
       setRunning(false);
-      if (target) {
+      if (run) {
         // The stored state is the truth after a run: a cancelled one was repaired there.
         try {
-          const state = await api.threadState(target);
-          setConversation((current) => ({
-            ...conversationFromValues(state.values, current),
-            error: undefined,
-          }));
+          const state = await api.threadState(run.threadId);
+          show({ ...conversationFromValues(state.values, run.conversation), error: undefined });
         } catch {
           // Keep what was streamed; the error (if any) is already shown.
         }
@@ -160,11 +176,12 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
   };
 
   const cancel = async () => {
-    const runId = conversation.runId;
-    if (!threadId || !runId) return;
-    cancelRequested.current = true;
+    const run = streaming.current;
+    const runId = run?.conversation.runId;
+    if (!run || !runId) return;
+    run.cancelRequested = true;
     try {
-      await api.cancelRun(threadId, runId);
+      await api.cancelRun(run.threadId, runId);
     } catch (caught) {
       setError(`Cannot cancel: ${(caught as Error).message}`);
     }
@@ -230,11 +247,14 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
               }}
             />
           )}
-          {running && (
-            <p class="working" aria-busy="true">
-              Working…
-            </p>
-          )}
+          {running &&
+            (streaming.current?.threadId === threadId || !threadId ? (
+              <p class="working" aria-busy="true">
+                Working…
+              </p>
+            ) : (
+              <p class="hint">An answer is still being written in another conversation.</p>
+            ))}
           <div ref={bottom} />
         </div>
         {notice && (
@@ -276,7 +296,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
               <button
                 type="button"
                 class="danger"
-                disabled={!conversation.runId}
+                disabled={!streaming.current?.conversation.runId}
                 onClick={() => void cancel()}
               >
                 Cancel
