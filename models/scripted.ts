@@ -43,6 +43,11 @@ export interface ScriptStep {
   reply: ScriptedReply | ((call: ScriptedCall) => ScriptedReply);
   /** Wait this long before replying (honours the run's abort signal). */
   delayMs?: number;
+  /**
+   * Awaited before replying (after `delayMs`), with the run's abort signal: lets a test hold a
+   * call until it has seen what it wants (e.g. a subagent shown running), then release it.
+   */
+  hold?: (call: ScriptedCall, signal: AbortSignal | undefined) => Promise<void>;
 }
 
 interface SharedScriptState {
@@ -132,8 +137,9 @@ export class ScriptedChatModel extends BaseChatModel {
       );
     }
     step.expect?.(call);
-    if (step.delayMs)
-      await abortableSleep(step.delayMs, (options as BaseChatModelCallOptions).signal);
+    const signal = (options as BaseChatModelCallOptions).signal;
+    if (step.delayMs) await abortableSleep(step.delayMs, signal);
+    await step.hold?.(call, signal);
     const reply = typeof step.reply === "function" ? step.reply(call) : step.reply;
     call.finishedAt = Date.now();
     if (reply instanceof Error) throw reply;

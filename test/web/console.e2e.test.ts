@@ -1,14 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
-import {
-  BaseChatModel,
-  type BaseChatModelCallOptions,
-  type BindToolsInput,
-} from "@langchain/core/language_models/chat_models";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentRecord } from "../../agents/schema.js";
@@ -60,43 +53,6 @@ class Gate {
   }
 }
 
-/**
- * A strict {@link ScriptedChatModel} whose calls wait at a {@link Gate} before answering: gate
- * `n` holds the script's call number `n` (0-based). `ScriptStep` can only delay by a fixed time,
- * so the hold lives in this wrapper; the script itself (strictness, records) is untouched.
- */
-class GatedScriptedModel extends BaseChatModel {
-  constructor(
-    readonly script: ScriptedChatModel,
-    private readonly gates: ReadonlyMap<number, Gate>,
-  ) {
-    super({});
-  }
-
-  _llmType(): string {
-    return "scripted";
-  }
-
-  override bindTools(tools: BindToolsInput[]): GatedScriptedModel {
-    // The bound copy shares the script (and so its call count) with the unbound one.
-    return new GatedScriptedModel(this.script.bindTools(tools), this.gates);
-  }
-
-  async _generate(
-    messages: BaseMessage[],
-    options: this["ParsedCallOptions"],
-    runManager?: CallbackManagerForLLMRun,
-  ): Promise<ChatResult> {
-    const gate = this.gates.get(this.script.calls.length);
-    await gate?.pass((options as BaseChatModelCallOptions).signal);
-    return this.script._generate(
-      messages,
-      options as ScriptedChatModel["ParsedCallOptions"],
-      runManager,
-    );
-  }
-}
-
 const UID = "alice";
 const QUESTION = "What is the boiling point of water?";
 const TASK_DESCRIPTION = "Find the boiling point of water at sea level";
@@ -126,7 +82,9 @@ const main = new ScriptedChatModel("main", [
 ]);
 /** The researcher's one answer waits at this gate until the test has seen its card running. */
 const researcherGate = new Gate();
-const researcher = new ScriptedChatModel("researcher", [{ reply: { text: RESEARCH_ANSWER } }]);
+const researcher = new ScriptedChatModel("researcher", [
+  { reply: { text: RESEARCH_ANSWER }, hold: (_call, signal) => researcherGate.pass(signal) },
+]);
 /** Answers after ten minutes or when the run is aborted (the model honours the signal). */
 const slow = new ScriptedChatModel("slow", [{ reply: { text: "too late" }, delayMs: 600_000 }]);
 
@@ -155,7 +113,7 @@ describe("web console in Chromium", () => {
       saver: "sqlite",
       models: {
         "scripted:main": main,
-        "scripted:researcher": new GatedScriptedModel(researcher, new Map([[0, researcherGate]])),
+        "scripted:researcher": researcher,
         "scripted:slow": slow,
       },
     });
@@ -372,6 +330,8 @@ describe("web console in Chromium", () => {
     await withArtifacts(ui(), "chat", async () => {
       await openChatPage();
       const agentSelect = page.getByLabel("Agent", { exact: true });
+      // The agents load after the page shows.
+      await agentSelect.locator("option", { hasText: "Boss" }).waitFor({ state: "attached" });
       const options = (await agentSelect.locator("option").allTextContents()).map((text) =>
         text.trim(),
       );
@@ -384,8 +344,8 @@ describe("web console in Chromium", () => {
       // The researcher's answer is held at its gate: the card must show it running first.
       await card("researcher", "running").waitFor();
       await waitUntil("the researcher's model call", () => researcherGate.reached);
-      expect(researcher.calls).toHaveLength(1);
-      expect(researcher.calls[0]?.finishedAt).toBeUndefined();
+      // Held: the researcher's call has arrived and has not answered.
+      expect(researcher.calls.map((call) => call.finishedAt)).toEqual([undefined]);
       const runningCancel = cancelButton();
       await runningCancel.waitFor();
       expect(await runningCancel.isEnabled()).toBe(true);
@@ -396,6 +356,7 @@ describe("web console in Chromium", () => {
       await waitForText(card("researcher"), "researcher");
       await assistantMessage(FINAL_ANSWER).waitFor();
       await cancelButton().waitFor({ state: "hidden" });
+      expect(researcher.calls).toHaveLength(1);
       // The subagent's answer reached the main model as the task's result.
       expect(main.calls).toHaveLength(2);
       expect(messageText(main.calls[1]?.messages.at(-1) as BaseMessage)).toContain(RESEARCH_ANSWER);

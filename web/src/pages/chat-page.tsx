@@ -33,7 +33,7 @@ const TITLE_CHARS = 60;
  */
 export function ChatPage(props: { api: Api; threadId: string | undefined }) {
   const { api, threadId } = props;
-  const [agents, setAgents] = useState<AgentRecord[]>([]);
+  const [agents, setAgents] = useState<AgentRecord[] | undefined>();
   const [agentId, setAgentId] = useState<string | undefined>();
   const [threads, setThreads] = useState<ThreadInfo[]>([]);
   const [conversation, setConversation] = useState<Conversation>(emptyConversation);
@@ -193,7 +193,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
     location.hash = "#/chat";
   };
 
-  const chosenAgent = agents.find((agent) => agent.id === agentId);
+  const chosenAgent = agents?.find((agent) => agent.id === agentId);
   return (
     <section class="chat-layout">
       <nav class="threads" aria-label="Conversations">
@@ -224,8 +224,9 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
             disabled={running}
             onChange={(event) => setAgentId((event.target as HTMLSelectElement).value)}
           >
-            {agents.length === 0 && <option value="">No chat agents</option>}
-            {agents.map((agent) => (
+            {agents === undefined && <option value="">Loading…</option>}
+            {agents?.length === 0 && <option value="">No chat agents</option>}
+            {agents?.map((agent) => (
               <option key={agent.id} value={agent.id}>
                 {agent.name}
               </option>
