@@ -43,9 +43,9 @@ describe("the web console over HTTP", () => {
 
     // A missing asset is a plain 404, and never a file outside the folder.
     expect((await http.call("GET", "/assets/missing.js")).status).toBe(404);
-    const escape = await http.call<string>("GET", "/assets/..%2F..%2F..%2Fetc%2Fpasswd");
-    expect(escape.status).toBe(404);
-    expect(String(escape.body)).not.toContain("root:");
+    const traversal = await http.call<string>("GET", "/assets/..%2F..%2F..%2Fetc%2Fpasswd");
+    expect(traversal.status).toBe(404);
+    expect(String(traversal.body)).not.toContain("root:");
   });
 
   it("keeps the token rule for the API and for writes to console paths", async () => {
