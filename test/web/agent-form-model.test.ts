@@ -27,6 +27,8 @@ const stored: AgentRecord = {
     },
   },
   version: 3,
+  created_at: "2026-01-01T00:00:00.000Z",
+  updated_at: "2026-01-02T00:00:00.000Z",
 };
 
 describe("the agent form model", () => {

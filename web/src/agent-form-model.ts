@@ -3,37 +3,9 @@
  * Pure (no DOM), so it is unit-tested without a browser. The server validates; this only shapes.
  */
 
-/** The two backends an agent runs on. */
-export type BackendId = "ChatAgentBackend" | "SubAgentBackend";
+import type { AgentRecord, BackendId, RuntimeContext } from "../../agents/schema.js";
 
-/** An agent as `/api/agent` returns it. */
-export interface AgentRecord {
-  id: string;
-  slug: string;
-  name: string;
-  description: string;
-  backend_id: BackendId;
-  is_subagent: boolean;
-  is_default: boolean;
-  owner_uid: string;
-  share_config: { mode: "private" | "users" | "public"; uids: string[]; editors: string[] };
-  config_json: { context: RuntimeContext };
-  version: number;
-}
-
-/** An agent's runtime config (`config_json.context`). */
-export interface RuntimeContext {
-  model?: string;
-  system_prompt?: string;
-  tools?: string[];
-  skills?: string[];
-  mcp_servers?: string[];
-  subagents?: string[];
-  max_rounds?: number;
-  max_result_chars?: number;
-  max_parallel_subagents?: number;
-  subagent_timeout_ms?: number;
-}
+export type { AgentRecord, BackendId, RuntimeContext };
 
 /** The limits the form edits as text (empty = the default). */
 export const LIMIT_FIELDS = [

@@ -14,6 +14,7 @@
  * - `values`: the whole state, which wins over everything streamed before it.
  */
 
+import type { SubagentRun } from "../../middleware/subagent-runs.js";
 import { contentText } from "./text.js";
 
 /** How a card's subagent stands: running, or how its `task` call ended. */
@@ -63,20 +64,7 @@ export interface Conversation {
 }
 
 /** A `subagent_runs` record, as the state and `subagent_finished` carry it. */
-export interface SubagentRunRecord {
-  id: string;
-  subagent_type: string;
-  child_thread_id: string;
-  description: string;
-  status: Exclude<CardStatus, "running">;
-  rounds: number;
-  max_rounds_reached: boolean;
-  started_at: string;
-  finished_at: string;
-  result_preview: string;
-  error: string | null;
-  artifacts: string[];
-}
+export type SubagentRunRecord = SubagentRun;
 
 /** The name of the tool that delegates to subagents. */
 export const TASK_TOOL = "task";

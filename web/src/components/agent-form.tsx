@@ -22,6 +22,16 @@ const LIMIT_LABELS: Record<LimitField, string> = {
 /** The built-in subagent every chat agent may be allowed to call. */
 const GENERAL_PURPOSE = { slug: "general-purpose", name: "general-purpose" };
 
+/** The form's free-text fields. */
+type TextFieldName =
+  | "slug"
+  | "name"
+  | "model"
+  | "description"
+  | "system_prompt"
+  | "share_uids"
+  | "share_editors";
+
 /** An API error shown next to the field it names, or at the top of the form. */
 interface FormError {
   field: string | undefined;
@@ -108,6 +118,30 @@ export function AgentForm(props: {
     ...LIMIT_FIELDS,
   ]);
   const generalError = error && (!error.field || !knownFields.has(error.field)) ? error : undefined;
+  /** A text field of the form: label, input (or textarea with `rows`), and its API error. */
+  const textField = (
+    field: TextFieldName,
+    label: string,
+    extra: { rows?: number; placeholder?: string; list?: string; required?: boolean } = {},
+  ) => {
+    const common = {
+      id: field,
+      value: values[field],
+      placeholder: extra.placeholder,
+      "aria-invalid": errorFor(field) ? ("true" as const) : undefined,
+      "aria-describedby": describedBy(field),
+      onInput: (event: Event) => set(field, text(event)),
+    };
+    return (
+      <Field id={field} label={label} error={fieldError(field)}>
+        {extra.rows ? (
+          <textarea rows={extra.rows} {...common} />
+        ) : (
+          <input list={extra.list} required={extra.required} {...common} />
+        )}
+      </Field>
+    );
+  };
   const isChatAgent = values.backend_id === "ChatAgentBackend";
   const subagentChoices = [
     GENERAL_PURPOSE,
@@ -135,60 +169,20 @@ export function AgentForm(props: {
             <option value="SubAgentBackend">Subagent</option>
           </select>
         </Field>
-        <Field id="slug" label="Slug" error={fieldError("slug")}>
-          <input
-            id="slug"
-            value={values.slug}
-            required
-            aria-invalid={errorFor("slug") ? "true" : undefined}
-            aria-describedby={describedBy("slug")}
-            onInput={(event) => set("slug", text(event))}
-          />
-        </Field>
-        <Field id="name" label="Name" error={fieldError("name")}>
-          <input
-            id="name"
-            value={values.name}
-            required
-            aria-invalid={errorFor("name") ? "true" : undefined}
-            aria-describedby={describedBy("name")}
-            onInput={(event) => set("name", text(event))}
-          />
-        </Field>
-        <Field id="model" label="Model" error={fieldError("model")}>
-          <input
-            id="model"
-            value={values.model}
-            list="known-models"
-            placeholder={catalog ? `default: ${catalog.default_model}` : ""}
-            aria-describedby={describedBy("model")}
-            onInput={(event) => set("model", text(event))}
-          />
-          <datalist id="known-models">
-            {catalog?.models.map((model) => (
-              <option key={model} value={model} />
-            ))}
-          </datalist>
-        </Field>
+        {textField("slug", "Slug", { required: true })}
+        {textField("name", "Name", { required: true })}
+        {textField("model", "Model", {
+          list: "known-models",
+          placeholder: catalog ? `default: ${catalog.default_model}` : "",
+        })}
+        <datalist id="known-models">
+          {catalog?.models.map((model) => (
+            <option key={model} value={model} />
+          ))}
+        </datalist>
       </div>
-      <Field id="description" label="Description" error={fieldError("description")}>
-        <textarea
-          id="description"
-          rows={2}
-          value={values.description}
-          aria-describedby={describedBy("description")}
-          onInput={(event) => set("description", text(event))}
-        />
-      </Field>
-      <Field id="system_prompt" label="System prompt" error={fieldError("system_prompt")}>
-        <textarea
-          id="system_prompt"
-          rows={4}
-          value={values.system_prompt}
-          aria-describedby={describedBy("system_prompt")}
-          onInput={(event) => set("system_prompt", text(event))}
-        />
-      </Field>
+      {textField("description", "Description", { rows: 2 })}
+      {textField("system_prompt", "System prompt", { rows: 4 })}
       <div class="grid">
         <Field id="share_mode" label="Sharing" error={fieldError("share_mode")}>
           <select
@@ -201,24 +195,8 @@ export function AgentForm(props: {
             <option value="public">public (everyone)</option>
           </select>
         </Field>
-        <Field id="share_uids" label="Shared with" error={fieldError("share_uids")}>
-          <input
-            id="share_uids"
-            value={values.share_uids}
-            placeholder="user ids, comma-separated"
-            aria-describedby={describedBy("share_uids")}
-            onInput={(event) => set("share_uids", text(event))}
-          />
-        </Field>
-        <Field id="share_editors" label="Editors" error={fieldError("share_editors")}>
-          <input
-            id="share_editors"
-            value={values.share_editors}
-            placeholder="user ids, comma-separated"
-            aria-describedby={describedBy("share_editors")}
-            onInput={(event) => set("share_editors", text(event))}
-          />
-        </Field>
+        {textField("share_uids", "Shared with", { placeholder: "user ids, comma-separated" })}
+        {textField("share_editors", "Editors", { placeholder: "user ids, comma-separated" })}
         <div class="field checkbox">
           <input
             id="is_default"
