@@ -36,16 +36,25 @@ describe("the web console over HTTP", () => {
     expect(page.body).toContain("<title>console</title>");
     expect(page.headers.get("content-type")).toContain("text/html");
     expect(page.headers.get("cache-control")).toBe("no-cache");
+    // The page may load and call only this server, and no inline script.
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(page.headers.get("content-security-policy")).toContain("connect-src 'self'");
 
     const asset = await http.call<string>("GET", "/assets/index-abc123.js");
     expect(asset.status).toBe(200);
     expect(asset.headers.get("cache-control")).toContain("immutable");
 
+    // A console rebuilt under the running server is served as it is now.
+    writeFileSync(join(dist, "index.html"), "<!doctype html><title>rebuilt</title>");
+    writeFileSync(join(dist, "assets", "index-def456.js"), "console.log('new')");
+    expect((await http.call<string>("GET", "/")).body).toContain("rebuilt");
+    expect((await http.call("GET", "/assets/index-def456.js")).status).toBe(200);
+
     // A missing asset is a plain 404, and never a file outside the folder.
-    expect((await http.call("GET", "/assets/missing.js")).status).toBe(404);
-    const traversal = await http.call<string>("GET", "/assets/..%2F..%2F..%2Fetc%2Fpasswd");
-    expect(traversal.status).toBe(404);
-    expect(String(traversal.body)).not.toContain("root:");
+    expectError(await http.call("GET", "/assets/missing.js"), 404, "NOT_FOUND");
+    for (const hidden of ["/assets/..%2F..%2F..%2Fetc%2Fpasswd", "/assets/.env", "/assets/"]) {
+      expectError(await http.call("GET", hidden), 404, "NOT_FOUND");
+    }
   });
 
   it("keeps the token rule for the API and for writes to console paths", async () => {
