@@ -1,0 +1,239 @@
+import { randomUUID } from "node:crypto";
+import { HumanMessage } from "@langchain/core/messages";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { AgentRecord } from "../agents/schema.js";
+import type { AgentGraph } from "../backends/registry.js";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
+import type { AgentGraphs } from "../graphs/agent-graphs.js";
+import { addUsage } from "../middleware/run-records.js";
+import type { RunRequest } from "../runtime-types.js";
+import type { RunRepository } from "../store/runs.js";
+import type { ThreadRepository } from "../store/threads.js";
+import { messageText } from "../util/message-text.js";
+import type { GraphStreamChunk, RunResult } from "./events.js";
+import { repairCancelledTurn } from "./repair.js";
+import { typedCause } from "./run-failure.js";
+import { RunLease } from "./run-lease.js";
+import { validateThreadId } from "./thread-id.js";
+import { readThreadState } from "./thread-state.js";
+
+/** A run executing in this process, for `cancel` and for closing the runtime. */
+export interface ActiveRun {
+  uid: string;
+  threadId: string;
+  controller: AbortController;
+}
+
+/** What a run's lifecycle needs from the runtime. */
+export interface RunLifecycleDeps {
+  /** Throws once the runtime is closed. */
+  ensureOpen(): void;
+  /** A runtime hosting graphs for another server never runs them itself. */
+  hosted: boolean;
+  threads: ThreadRepository;
+  runRows: RunRepository;
+  graphs: AgentGraphs;
+  saver: BaseCheckpointSaver;
+  threadLeaseMs: number;
+  /** Threads with a run in this process (shared with the threads API's status). */
+  busyThreads: Set<string>;
+  /** Runs in this process by run id (shared with `cancel` and `close`). */
+  activeRuns: Map<string, ActiveRun>;
+  /** The main agent `uid` named (default: their default agent), refusing subagents. */
+  mainAgent(uid: string, agent: string | undefined): Promise<AgentRecord>;
+}
+
+/**
+ * How a run goes, whatever its caller (`run`, `stream`, `streamChunks`): `prepare` checks the
+ * request, takes the thread (in this process and by lease across processes) and builds the
+ * config; `chunks` streams the graph; `finish` reads the result; `failure` turns an error into
+ * what the caller throws, repairing a cancelled thread first. The caller releases the run.
+ */
+export function createRunLifecycle(deps: RunLifecycleDeps) {
+  const {
+    ensureOpen,
+    hosted,
+    threads,
+    runRows,
+    graphs,
+    saver,
+    threadLeaseMs,
+    busyThreads,
+    activeRuns,
+    mainAgent,
+  } = deps;
+
+  async function prepareRun(request: RunRequest) {
+    ensureOpen();
+    if (hosted) {
+      throw new SubagentGraphError(
+        ErrorCode.Unsupported,
+        'this runtime hosts graphs for a server that brings its own checkpointer (checkpointer: "host"): run them there, or create a runtime with "sqlite" or "memory"',
+      );
+    }
+    const threadId = request.threadId ?? randomUUID();
+    validateThreadId(threadId);
+    // An existing thread keeps running the agent it was started with unless told otherwise.
+    const existing = request.threadId ? await threads.get(request.uid, threadId) : undefined;
+    const record = await mainAgent(request.uid, request.agent ?? (existing?.agent_id || undefined));
+    await threads.claim(request.uid, threadId, record.id);
+    if (busyThreads.has(threadId)) {
+      throw new SubagentGraphError(
+        ErrorCode.ThreadBusy,
+        `thread "${threadId}" already has a run in progress: wait for it to finish or cancel it`,
+        { field: "threadId" },
+      );
+    }
+    const graph = await graphs.mainGraph(request.uid, record);
+    const runId = request.runId ?? randomUUID();
+    const controller = new AbortController();
+    // The caller's signal is forwarded into the run's own controller until the run is released,
+    // not combined with AbortSignal.any: LangGraph never removes the abort listener it adds to a
+    // run's signal, and Node keeps a composite signal with listeners alive until it aborts, so
+    // every run given a signal (every HTTP run) would stay in memory for good.
+    const forwardAbort = () => controller.abort(request.signal?.reason);
+    if (request.signal?.aborted) forwardAbort();
+    else request.signal?.addEventListener("abort", forwardAbort, { once: true });
+    const stopForwarding = () => request.signal?.removeEventListener("abort", forwardAbort);
+    const signal = controller.signal;
+    busyThreads.add(threadId);
+    activeRuns.set(runId, { uid: request.uid, threadId, controller });
+    let lease: RunLease;
+    try {
+      lease = await RunLease.acquire({
+        runs: runRows,
+        runId,
+        threadId,
+        uid: request.uid,
+        agentId: record.id,
+        leaseMs: threadLeaseMs,
+        abort: (reason) => controller.abort(reason),
+      });
+    } catch (error) {
+      stopForwarding();
+      busyThreads.delete(threadId);
+      activeRuns.delete(runId);
+      throw error;
+    }
+    const release = async (status: "success" | "error" | "interrupted") => {
+      stopForwarding();
+      busyThreads.delete(threadId);
+      activeRuns.delete(runId);
+      await lease.release(status);
+      await threads.touch(threadId);
+    };
+    const config = {
+      configurable: {
+        thread_id: threadId,
+        ...(request.checkpointId ? { checkpoint_id: request.checkpointId } : {}),
+      },
+      context: { uid: request.uid, thread_id: threadId, is_subagent_runtime: false },
+      signal,
+      runId,
+      // Each task call is a model turn plus a child's own loop; LangGraph counts only ours.
+      recursionLimit: 100,
+      // Each step's checkpoint is saved before the next step starts. LangGraph's default
+      // ("async") saves it while the next step runs, so a crash while children run could lose
+      // the step that called them: the thread would look finished, the user's message gone and
+      // the children's threads orphaned (seen on a loaded machine in the scale-out test).
+      durability: "sync" as const,
+    };
+    const input =
+      request.input === undefined ? null : { messages: [new HumanMessage(request.input)] };
+    try {
+      await checkStartingPoint(graph, config.configurable, input === null);
+    } catch (error) {
+      await release("error");
+      throw error;
+    }
+    const startedAt = new Date().toISOString();
+    // How the run ended, for its row: set by `finish` and `failure`; a stream its consumer
+    // abandoned stays "interrupted".
+    const outcome: { status: "success" | "error" | "interrupted" } = { status: "interrupted" };
+    return { record, graph, threadId, runId, config, input, release, startedAt, outcome };
+  }
+
+  /**
+   * A run from a checkpoint needs that checkpoint; a run without input needs something to do
+   * there (a turn that stopped mid-way), else it would silently do nothing.
+   */
+  async function checkStartingPoint(
+    graph: AgentGraph,
+    configurable: { thread_id: string; checkpoint_id?: string },
+    withoutInput: boolean,
+  ): Promise<void> {
+    const { thread_id: threadId, checkpoint_id: checkpointId } = configurable;
+    if (
+      checkpointId &&
+      !(await saver.getTuple({ configurable: { ...configurable, checkpoint_ns: "" } }))
+    ) {
+      throw new SubagentGraphError(
+        ErrorCode.NotFound,
+        `checkpoint "${checkpointId}" not found in thread "${threadId}": pass a checkpoint id from the thread's history`,
+        { field: "checkpointId" },
+      );
+    }
+    if (!withoutInput) return;
+    const state = await graph.getState({ configurable });
+    if (state.next.length === 0) {
+      throw new SubagentGraphError(
+        ErrorCode.Validation,
+        `thread "${threadId}" has nothing to run${checkpointId ? ` from checkpoint "${checkpointId}"` : ""}: its turn is complete, so pass input (a new message), or a checkpoint_id from before the step to replay`,
+        { field: "input" },
+      );
+    }
+  }
+
+  /** The graph's stream with subgraphs, so subagents' chunks come too. */
+  async function* graphChunks(
+    prepared: PreparedRun,
+    streamMode: readonly string[],
+  ): AsyncGenerator<GraphStreamChunk> {
+    const chunks = await prepared.graph.stream(prepared.input, {
+      ...prepared.config,
+      streamMode: [...streamMode],
+      subgraphs: true,
+    });
+    for await (const chunk of chunks) yield chunk as GraphStreamChunk;
+  }
+
+  async function finish({ threadId, runId, startedAt, outcome }: PreparedRun): Promise<RunResult> {
+    outcome.status = "success";
+    const state = await readThreadState(saver, threadId);
+    const last = state.messages.at(-1);
+    return {
+      threadId,
+      runId,
+      output: last?.getType() === "ai" ? messageText(last) : "",
+      messages: state.messages,
+      subagentRuns: state.subagentRuns,
+      // Records of this run are the ones started since it began (earlier runs had finished).
+      subagentUsage: addUsage(
+        state.subagentRuns.filter((run) => run.started_at >= startedAt).map((run) => run.usage),
+      ),
+    };
+  }
+
+  /**
+   * What a failed run throws. A cancelled one (its signal fired) first gets its thread repaired
+   * (unanswered calls answered, cancelled children recorded), then becomes `RUN_CANCELLED`.
+   */
+  async function failure(prepared: PreparedRun, error: unknown): Promise<unknown> {
+    if (!prepared.config.signal.aborted) {
+      prepared.outcome.status = "error";
+      return typedCause(error);
+    }
+    prepared.outcome.status = "interrupted";
+    await repairCancelledTurn(prepared.graph, saver, prepared.threadId, prepared.startedAt);
+    return new SubagentGraphError(
+      ErrorCode.Cancelled,
+      `run ${prepared.runId} was cancelled; thread "${prepared.threadId}" is consistent and takes the next message`,
+      { cause: error },
+    );
+  }
+
+  return { prepare: prepareRun, chunks: graphChunks, finish, failure };
+}
+
+/** A run ready to execute (see {@link createRunLifecycle}). */
+export type PreparedRun = Awaited<ReturnType<ReturnType<typeof createRunLifecycle>["prepare"]>>;
