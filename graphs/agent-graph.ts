@@ -53,6 +53,8 @@ export function buildAgentGraph(
   const backend = backendFor(record.backend_id);
   const fileScope = createFileScopeMiddleware({
     prepareSkills: (skillsThreadId) => deps.prepareSkills(record, skillsThreadId),
+    // A main agent's thread takes many turns; a subagent's child thread takes one run.
+    refreshEachRun: backend.acceptsSubagents,
   });
   if (!backend.acceptsSubagents) {
     return backend.build(

@@ -18,6 +18,14 @@ export interface FileScopeMiddlewareOptions {
    * skills and returns them. Called once at the start of every run of the agent.
    */
   prepareSkills(skillsThreadId: string): Promise<SkillSummary[]>;
+  /**
+   * Prepare the skills again at the start of every run (a `beforeAgent` hook, so one more graph
+   * step per run), for agents whose thread takes many runs: a skill installed or removed
+   * between two turns then shows at the next one. Without it the skills are prepared once per
+   * scope, at its first model call: right for subagents, whose every run has a new child
+   * thread (and so a new scope), and one step cheaper per child.
+   */
+  refreshEachRun: boolean;
 }
 
 /**
@@ -58,12 +66,16 @@ export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
       thread_id: z.string().optional(),
       skills_thread_id: z.string().optional(),
     }),
-    beforeAgent: async (_state, runtime) => {
-      const scope = skillsScopeOf(runtime.context);
-      if (!scope) return undefined;
-      remember(scope, await options.prepareSkills(scope));
-      return undefined;
-    },
+    ...(options.refreshEachRun
+      ? {
+          beforeAgent: async (_state: unknown, runtime: { context: unknown }) => {
+            const scope = skillsScopeOf(runtime.context);
+            if (!scope) return undefined;
+            remember(scope, await options.prepareSkills(scope));
+            return undefined;
+          },
+        }
+      : {}),
     wrapModelCall: async (request, handler) => {
       const toolNames = new Set(request.tools.map(toolName));
       const hasFileTools = FILE_TOOL_NAMES.some((name) => toolNames.has(name));
