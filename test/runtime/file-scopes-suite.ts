@@ -255,6 +255,58 @@ export function runFileScopesSuite(saver: SaverKindUnderTest): void {
       harness.assertScriptsComplete();
     });
 
+    it("refreshes a main agent's skills every turn; a subagent's need no graph step of their own", async () => {
+      const main = model("main", [
+        {
+          expect: (scripted) => expect(scripted.system).not.toContain("late-notes"),
+          reply: { text: "first" },
+        },
+        {
+          // Installed between the turns: the main agent sees it at the next one.
+          expect: (scripted) => expect(scripted.system).toContain("- late-notes: Added later."),
+          reply: { toolCalls: [taskCall("scout", "take notes")] },
+        },
+        { reply: { text: "ok" } },
+      ]);
+      const scout = model("scout", [
+        {
+          // Prepared at the child's first model call (default-all skills).
+          expect: (scripted) => expect(scripted.system).toContain("- late-notes: Added later."),
+          reply: { text: "notes taken" },
+        },
+      ]);
+      const runtime = await harness.setup({ "scripted:main": main, "scripted:scout": scout });
+      await runtime.agents.create("alice", subagentPayload("scout", "scripted:scout"));
+      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["scout"]));
+
+      await runtime.run({ uid: "alice", agent: "boss", threadId: "t-late", input: "hi" });
+      await runtime.skills.installFiles(skillFiles("late-notes", "Added later."));
+      const second = await runtime.run({
+        uid: "alice",
+        agent: "boss",
+        threadId: "t-late",
+        input: "go",
+      });
+
+      // Which graph nodes ran, from the channels their triggers left in the checkpoints.
+      const channelsOf = async (threadId: string) => {
+        const channels = new Set<string>();
+        for await (const tuple of runtime.checkpointer.list({
+          configurable: { thread_id: threadId },
+        })) {
+          for (const channel of Object.keys(tuple.checkpoint.channel_versions))
+            channels.add(channel);
+        }
+        return channels;
+      };
+      const refreshStep = "branch:to:FileScope.before_agent";
+      expect(await channelsOf("t-late")).toContain(refreshStep);
+      const child = second.subagentRuns[0]?.child_thread_id ?? "";
+      expect(child).not.toBe("");
+      expect(await channelsOf(child)).not.toContain(refreshStep);
+      harness.assertScriptsComplete();
+    });
+
     it("fails a run whose agent lists a skill that is not installed, naming it", async () => {
       const main = model("main", []);
       const runtime = await harness.setup({ "scripted:main": main });
