@@ -287,7 +287,7 @@ function attributionTable(results: SaverResult[]): Table {
       ];
     }),
     notes: [
-      "our child = the subagent's graph as the runtime builds it (SubagentLimits + FileScope middleware), invoked directly with the task tool's context on a fresh child thread; the skills step materialises the agent's skills into the child's own scope at the start of every run (here: none installed).",
+      "our child = the subagent's graph as the runtime builds it (SubagentLimits + FileScope middleware), invoked directly with the task tool's context on a fresh child thread; the skills step materialises the agent's skills into the child's own scope (a subagent's at its first model call; here: none installed).",
     ],
   };
 }

@@ -132,6 +132,8 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
     setConversation(started);
     setDraft("");
     let run: StreamingRun | undefined;
+    /** Whether the server took the run (its first event came): else the message goes back. */
+    let accepted = false;
     // Only the thread on screen is drawn; a run of another one goes on in the background.
     const show = (update: Conversation) => {
       if (run) run.conversation = update;
@@ -147,12 +149,16 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
         stream_mode: STREAM_MODES,
         stream_subgraphs: true,
       });
-      for await (const event of events)
+      for await (const event of events) {
+        accepted = true;
         show(applyStreamEvent(run.conversation, event.event, event.data));
+      }
       // A cancelled run's stream just ends (no error event): say what happened.
       if (run.cancelRequested) setNotice("The run was cancelled.");
       else if (run.conversation.error) setError(run.conversation.error);
     } catch (caught) {
+      // A refused run (busy thread, bad input, server down) keeps the user's text to send again.
+      if (!accepted) setDraft(text);
       setError(
         caught instanceof ApiError && caught.status === 409
           ? `${caught.message} (wait for the running answer, or cancel it)`
