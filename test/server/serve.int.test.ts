@@ -45,7 +45,7 @@ function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-describe("serve (npm start)", { timeout: 60_000 }, () => {
+describe("serve (npm start)", { timeout: 120_000 }, () => {
   let dataDir = "";
   let fake: FakeOpenAIServer | undefined;
   const processes: Served[] = [];
@@ -78,7 +78,8 @@ describe("serve (npm start)", { timeout: 60_000 }, () => {
     });
     const first = serve(dataDir, env);
     processes.push(first);
-    await until(() => /token of user "demo"/.test(first.stdout()), 20_000);
+    // The first start builds the web console on a fresh checkout: give it time on a busy machine.
+    await until(() => /token of user "demo"/.test(first.stdout()), 60_000);
     const base = /serving on (http:\/\/\S+)/.exec(first.stdout())?.[1] ?? "";
     const token = /\(shown once, keep it\): (\S+)/.exec(first.stdout())?.[1] ?? "";
     expect(first.stdout()).toContain('created the demo agents for user "demo"');
