@@ -86,12 +86,9 @@ export class Api {
     return this.json("POST", "/threads", { metadata });
   }
 
+  /** The user's threads, most recently used first (the server's order). */
   searchThreads(limit = 50): Promise<ThreadInfo[]> {
-    return this.json("POST", "/threads/search", {
-      limit,
-      sort_by: "updated_at",
-      sort_order: "desc",
-    });
+    return this.json("POST", "/threads/search", { limit });
   }
 
   threadState(threadId: string): Promise<{ values: unknown; next: string[] }> {
