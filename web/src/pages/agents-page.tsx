@@ -114,7 +114,10 @@ export function AgentsPage(props: { api: Api }) {
                     ? "—"
                     : (agent.config_json.context.subagents ?? []).join(", ") || "none"}
                 </td>
-                <td>{agent.share_config.mode}</td>
+                <td>
+                  {agent.share_config.mode}
+                  <div class="muted">owner: {agent.owner_uid}</div>
+                </td>
                 <td class="actions">
                   <button
                     type="button"

@@ -217,6 +217,10 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
                   ? thread.metadata.title
                   : new Date(thread.created_at).toLocaleString()}
               </a>
+              <div class="muted">
+                {agents?.find((agent) => agent.id === thread.metadata.assistant_id)?.name ?? ""}{" "}
+                {new Date(thread.updated_at).toLocaleString()}
+              </div>
             </li>
           ))}
         </ul>
