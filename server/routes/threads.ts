@@ -16,14 +16,29 @@ import { childThreadSchema, errorResponses, threadSchema, threadStateSchema } fr
 const threadParams = z.object({ thread_id: z.string().min(1) });
 const metadataSchema = z.record(z.string(), z.unknown());
 
+/** The fields of the API's `Thread` that `select` may name. */
+const THREAD_FIELDS = [
+  "thread_id",
+  "created_at",
+  "updated_at",
+  "metadata",
+  "status",
+  "config",
+  "values",
+  "interrupts",
+] as const;
+
 /** The API's `Thread` for one of the caller's threads. */
 async function threadOf(
   runtime: Runtime,
   runs: RunRegistry,
   uid: string,
   info: ThreadInfo,
+  withState = true,
 ): Promise<z.infer<typeof threadSchema>> {
-  const state = await runtime.threads.state(uid, info.threadId);
+  // The state (a checkpoint read and the graph's next step) is the costly part; a search that
+  // selects neither values nor status skips it.
+  const state = withState ? await runtime.threads.state(uid, info.threadId) : undefined;
   const running = runs.forThread(uid, info.threadId).some((run) => !run.finished);
   const status =
     info.busy || running
@@ -109,13 +124,32 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
             status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
             limit: z.number().int().min(1).max(1000).optional(),
             offset: z.number().int().min(0).optional(),
+            select: z
+              .array(
+                z.enum(THREAD_FIELDS, {
+                  error: `select: use some of ${THREAD_FIELDS.join(", ")} (state_updated_at and context are not kept)`,
+                }),
+              )
+              .min(1)
+              .optional()
+              .describe(
+                "the fields to answer with (default all); without values and status no state is read",
+              ),
           })
           .optional(),
-        response: { 200: z.array(threadSchema), ...errorResponses },
+        response: {
+          200: z
+            .array(threadSchema.partial())
+            .describe("threads; all fields unless select names some"),
+          ...errorResponses,
+        },
       },
     },
     async (request) => {
       const body = request.body ?? {};
+      const select = body.select ? new Set<string>(body.select) : undefined;
+      const withState =
+        !select || select.has("values") || select.has("status") || body.status !== undefined;
       // A status filter needs every thread's status, so it is applied before paging.
       const infos = await runtime.threads.search(request.uid, {
         ...(body.metadata ? { metadata: body.metadata } : {}),
@@ -123,14 +157,19 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
         limit: body.status ? Number.MAX_SAFE_INTEGER : (body.limit ?? 10),
         offset: body.status ? 0 : (body.offset ?? 0),
       });
-      const threads = await Promise.all(
-        infos.map((info) => threadOf(runtime, runs, request.uid, info)),
+      let threads = await Promise.all(
+        infos.map((info) => threadOf(runtime, runs, request.uid, info, withState)),
       );
-      if (!body.status) return threads;
-      const offset = body.offset ?? 0;
-      return threads
-        .filter((thread) => thread.status === body.status)
-        .slice(offset, offset + (body.limit ?? 10));
+      if (body.status) {
+        const offset = body.offset ?? 0;
+        threads = threads
+          .filter((thread) => thread.status === body.status)
+          .slice(offset, offset + (body.limit ?? 10));
+      }
+      if (!select) return threads;
+      return threads.map((thread) =>
+        Object.fromEntries(Object.entries(thread).filter(([field]) => select.has(field))),
+      );
     },
   );
 

@@ -106,6 +106,22 @@ describe("the LangGraph SDK Client against our server", { timeout: 30_000 }, () 
     expect(history[0]?.parent_checkpoint?.checkpoint_id).toBe(history[1]?.checkpoint.checkpoint_id);
     const searched = await client.threads.search({ metadata: { topic: "tides" } });
     expect(searched.map((t) => t.thread_id)).toEqual([thread.thread_id]);
+    expect(searched[0]?.values).toEqual(values);
+    // `select` answers with those fields only (and reads no state without values or status).
+    const selected = await client.threads.search({
+      metadata: { topic: "tides" },
+      select: ["thread_id", "metadata", "status"],
+    });
+    expect(selected).toEqual([
+      {
+        thread_id: thread.thread_id,
+        metadata: expect.objectContaining({ topic: "tides" }),
+        status: "idle",
+      },
+    ]);
+    const light = await client.threads.search({ select: ["thread_id", "updated_at"] });
+    expect(light).toEqual([{ thread_id: thread.thread_id, updated_at: expect.any(String) }]);
+    await expect(client.threads.search({ select: ["context"] })).rejects.toThrow(/select/);
   });
 
   it("streams values, updates and messages, with each subagent's events under its child thread", async () => {

@@ -86,9 +86,13 @@ export class Api {
     return this.json("POST", "/threads", { metadata });
   }
 
-  /** The user's threads, most recently used first (the server's order). */
+  /**
+   * The user's threads, most recently used first (the server's order), without their state:
+   * a list needs no messages, and the server then reads no checkpoint.
+   */
   searchThreads(limit = 50): Promise<ThreadInfo[]> {
-    return this.json("POST", "/threads/search", { limit });
+    const select = ["thread_id", "created_at", "updated_at", "metadata"];
+    return this.json("POST", "/threads/search", { limit, select });
   }
 
   threadState(threadId: string): Promise<{ values: unknown; next: string[] }> {
