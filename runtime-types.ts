@@ -112,7 +112,7 @@ export type GraphStreamMode = "values" | "updates" | "messages" | "custom";
 
 /** What {@link Runtime.streamChunks} yields: a start, LangGraph's own chunks, then the result. */
 export type RawRunItem =
-  | { kind: "started"; runId: string; threadId: string; agentId: string }
+  | { kind: "started"; runId: string; threadId: string; agentId: string; agentSlug: string }
   | { kind: "chunk"; chunk: GraphStreamChunk }
   | { kind: "finished"; result: RunResult };
 

@@ -16,7 +16,10 @@ import { readHistory, readThreadState } from "./runs/thread-state.js";
 import type {
   AgentsApi,
   FilesApi,
+  GraphStreamMode,
   McpApi,
+  RawRunItem,
+  RunRequest,
   Runtime,
   RuntimeOptions,
   SkillsApi,
@@ -186,6 +189,30 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     mainAgent,
   });
 
+  /** A run yielding LangGraph's own chunks (see {@link Runtime.streamChunks}). */
+  async function* streamChunks(
+    request: RunRequest,
+    streamMode: readonly GraphStreamMode[],
+  ): AsyncGenerator<RawRunItem> {
+    const prepared = await lifecycle.prepare(request);
+    try {
+      yield {
+        kind: "started",
+        runId: prepared.runId,
+        threadId: prepared.threadId,
+        agentId: prepared.record.id,
+        agentSlug: prepared.record.slug,
+      };
+      for await (const chunk of lifecycle.chunks(prepared, streamMode))
+        yield { kind: "chunk", chunk };
+      yield { kind: "finished", result: await lifecycle.finish(prepared) };
+    } catch (error) {
+      throw await lifecycle.failure(prepared, error);
+    } finally {
+      await prepared.release(prepared.outcome.status);
+    }
+  }
+
   /** Repository calls, refused once the runtime is closed. */
   const agents: AgentsApi = {
     create: async (uid, payload) => open().create(uid, payload),
@@ -306,43 +333,26 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     },
 
     async *stream(request) {
-      const prepared = await lifecycle.prepare(request);
-      try {
-        yield {
-          type: "run_started",
-          runId: prepared.runId,
-          threadId: prepared.threadId,
-          agent: prepared.record.slug,
-        };
-        for await (const chunk of lifecycle.chunks(prepared, ["updates", "messages", "custom"])) {
-          for (const event of translateChunk(prepared.threadId, chunk)) yield event;
+      // The same run as streamChunks, its chunks turned into events.
+      let threadId = "";
+      for await (const item of streamChunks(request, ["updates", "messages", "custom"])) {
+        if (item.kind === "started") {
+          threadId = item.threadId;
+          yield {
+            type: "run_started",
+            runId: item.runId,
+            threadId: item.threadId,
+            agent: item.agentSlug,
+          };
+        } else if (item.kind === "chunk") {
+          yield* translateChunk(threadId, item.chunk);
+        } else {
+          yield { type: "run_finished", result: item.result };
         }
-        yield { type: "run_finished", result: await lifecycle.finish(prepared) };
-      } catch (error) {
-        throw await lifecycle.failure(prepared, error);
-      } finally {
-        await prepared.release(prepared.outcome.status);
       }
     },
 
-    async *streamChunks(request, streamMode) {
-      const prepared = await lifecycle.prepare(request);
-      try {
-        yield {
-          kind: "started",
-          runId: prepared.runId,
-          threadId: prepared.threadId,
-          agentId: prepared.record.id,
-        };
-        for await (const chunk of lifecycle.chunks(prepared, streamMode))
-          yield { kind: "chunk", chunk };
-        yield { kind: "finished", result: await lifecycle.finish(prepared) };
-      } catch (error) {
-        throw await lifecycle.failure(prepared, error);
-      } finally {
-        await prepared.release(prepared.outcome.status);
-      }
-    },
+    streamChunks,
 
     async history(uid, threadId) {
       ensureOpen();
