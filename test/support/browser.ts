@@ -1,6 +1,9 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import {
   type Browser,
   type BrowserContext,
@@ -9,13 +12,10 @@ import {
   type Page,
 } from "playwright-core";
 
-/** Where Debian's `chromium` package puts the browser (`apt-get install chromium`). */
-export const CHROMIUM_PATH = "/usr/bin/chromium";
-
 /**
- * Headless Chromium flags for this machine and CI. The background-networking ones keep Chromium
- * from dialling Google's hosts at every start: on a closed network those connections are
- * refused, many at a time, and the browser stalls.
+ * Headless Chromium flags for this machine and CI. `--no-sandbox` because CI runs as root; the
+ * background-networking ones keep Chromium from dialling Google's hosts at every start: on a
+ * closed network those connections are refused, many at a time, and the browser stalls.
  */
 export const CHROMIUM_ARGS: readonly string[] = [
   "--no-sandbox",
@@ -28,24 +28,76 @@ export const CHROMIUM_ARGS: readonly string[] = [
   "--disable-sync",
 ];
 
+/** Set it to a Chromium binary to test with that one instead of the npm registry's. */
+export const CHROMIUM_PATH_ENV = "SUBAGENT_GRAPH_CHROMIUM";
+
 /** Screenshots and page dumps of the browser tests (git-ignored). */
 export const ARTIFACTS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../artifacts");
 
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
 /**
- * Launches Debian's headless Chromium through playwright-core (a fresh, empty user-data-dir:
- * that is what `launch()` does). Playwright's own browser downloads are never used.
+ * The browser comes from the npm registry, so `npm ci` is all the set-up: `@sparticuz/chromium`
+ * (a devDependency) ships a brotli-packed headless Chromium with its libraries and fonts. It is
+ * unpacked once per installed version into `node_modules/.cache/` (where a reinstall clears it)
+ * and reused by every later run.
  *
- * @throws Error naming the install command when the browser is absent.
+ * The package unpacks into `os.tmpdir()` and reuses whatever `<tmpdir>/chromium` it finds, so it
+ * runs in a child process whose `TMPDIR` is a fresh staging folder: a half-written or foreign
+ * browser is never picked up, and the folder becomes the cache by one `rename`, which only one of
+ * two racing test processes can win.
  */
-export async function launchBrowser(executablePath: string = CHROMIUM_PATH): Promise<Browser> {
-  if (!existsSync(executablePath)) {
+export async function chromiumExecutable(): Promise<string> {
+  const override = process.env[CHROMIUM_PATH_ENV]?.trim();
+  if (override) return override;
+  const require = createRequire(import.meta.url);
+  const entry = require.resolve("@sparticuz/chromium");
+  const manifest = JSON.parse(readFileSync(join(dirname(entry), "..", "package.json"), "utf8")) as {
+    version: string;
+  };
+  const cache = join(ROOT, "node_modules", ".cache", `chromium-${manifest.version}`);
+  const binary = join(cache, "chromium");
+  if (existsSync(binary)) return binary;
+
+  mkdirSync(dirname(cache), { recursive: true });
+  const staging = `${cache}.partial-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging);
+  try {
+    const script = `import(${JSON.stringify(entry)}).then((m) => m.default.executablePath())`;
+    await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], {
+      env: { ...process.env, TMPDIR: staging },
+    });
+    if (!existsSync(join(staging, "chromium"))) {
+      throw new Error(`@sparticuz/chromium ${manifest.version} left no chromium in ${staging}`);
+    }
+    writeFileSync(join(staging, "UNPACKED"), `${manifest.version}\n`);
+    try {
+      renameSync(staging, cache);
+    } catch (error) {
+      // Another test process unpacked it first: use theirs.
+      if (!existsSync(binary)) throw error;
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return binary;
+}
+
+/**
+ * Launches headless Chromium through playwright-core (a fresh, empty user-data-dir: that is what
+ * `launch()` does). Playwright's own browser downloads are never used: the binary is
+ * {@link chromiumExecutable}'s.
+ */
+export async function launchBrowser(executablePath?: string): Promise<Browser> {
+  const path = executablePath ?? (await chromiumExecutable());
+  if (!existsSync(path)) {
     throw new Error(
-      `Chromium not found at ${executablePath}: the web console's browser tests need Debian's ` +
-        "chromium package; install it with `sudo apt-get update && sudo apt-get install -y chromium` " +
-        "(.ci/run does this on CI)",
+      `Chromium not found at ${path}: unset ${CHROMIUM_PATH_ENV} to use the one npm ci installs ` +
+        "(@sparticuz/chromium), or point it at an existing binary",
     );
   }
-  return chromium.launch({ executablePath, args: [...CHROMIUM_ARGS] });
+  return chromium.launch({ executablePath: path, args: [...CHROMIUM_ARGS] });
 }
 
 /** A page of its own context, with what the page logged (console, errors, failed requests). */
