@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { isWellFormedUnicode } from "../util/well-formed.js";
 
 /** Longest id accepted as a path component (thread ids of children reach about 240 bytes). */
 const MAX_ID_BYTES = 255;
@@ -61,7 +62,7 @@ export function pathComponent(field: string, value: string): string {
       : // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused.
         /[/\\\u0000-\u001f\u007f]/.test(value)
         ? "contains a slash, a backslash or a control character"
-        : !value.isWellFormed()
+        : !isWellFormedUnicode(value)
           ? "is not well-formed Unicode"
           : Buffer.byteLength(value) > MAX_ID_BYTES
             ? `is longer than ${MAX_ID_BYTES} bytes`

@@ -1,4 +1,5 @@
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { toWellFormedUnicode } from "../util/well-formed.js";
 
 /**
  * The rules of the access policy, by stable name. A refusal names one of them so a model (or a
@@ -54,5 +55,5 @@ export class PathRefusal extends SubagentGraphError {
 export function quotePath(path: string): string {
   const cut =
     path.length > QUOTED_PATH_CHARS ? `${path.slice(0, QUOTED_PATH_CHARS)}…(${path.length})` : path;
-  return JSON.stringify(cut.isWellFormed() ? cut : cut.toWellFormed());
+  return JSON.stringify(toWellFormedUnicode(cut));
 }

@@ -1,3 +1,4 @@
+import { isWellFormedUnicode } from "../util/well-formed.js";
 import { PathRefusal, PathRule } from "./refusal.js";
 
 /** The virtual file system agents see. Nothing else exists for them. */
@@ -41,7 +42,7 @@ export function parseVirtualPath(input: string, field = "path"): VirtualPath {
   if (input.includes("\0")) {
     throw refuse(PathRule.NulByte, "contains a NUL byte: remove it (it is never stripped)");
   }
-  if (!input.isWellFormed()) {
+  if (!isWellFormedUnicode(input)) {
     throw refuse(PathRule.MalformedUnicode, "contains a lone UTF-16 surrogate: fix the encoding");
   }
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we refuse.
