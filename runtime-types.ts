@@ -129,6 +129,11 @@ export interface ChildThreadView {
 /** Agent management, every call on behalf of `uid`. */
 export interface AgentsApi {
   create(uid: string, payload: unknown): Promise<AgentRecord>;
+  /**
+   * Creates the agent, or brings `uid`'s agent with that slug to exactly this payload; writes
+   * nothing (same version) when it already matches. For agents declared in code at start-up.
+   */
+  ensure(uid: string, payload: unknown): Promise<AgentRecord>;
   get(uid: string, idOrSlug: string): Promise<AgentRecord>;
   list(uid: string, options?: { include_subagents?: boolean }): Promise<AgentRecord[]>;
   update(uid: string, id: string, patch: unknown): Promise<AgentRecord>;

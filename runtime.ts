@@ -216,6 +216,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   /** Repository calls, refused once the runtime is closed. */
   const agents: AgentsApi = {
     create: async (uid, payload) => open().create(uid, payload),
+    ensure: async (uid, payload) => open().ensure(uid, payload),
     get: async (uid, idOrSlug) => open().get(uid, idOrSlug),
     list: async (uid, listOptions) => open().list(uid, listOptions),
     update: async (uid, id, patch) => open().update(uid, id, patch),

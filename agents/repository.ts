@@ -64,6 +64,44 @@ export class AgentRepository {
   }
 
   /**
+   * Declares an agent: creates `uid`'s agent with the payload's slug, or brings the one `uid`
+   * already owns to exactly the payload (a field the payload leaves out gets its creation
+   * default, as `create` would give it). Nothing is written, and the version stays, when the
+   * stored agent already matches, so code that declares its agents at every start-up can run
+   * any number of times. Agents shared by others with the same slug are not touched.
+   *
+   * @param payload untrusted input; see `agentCreateSchema`.
+   * @throws SubagentGraphError as {@link create} and {@link update} do; `BACKEND_ID_IMMUTABLE`
+   *   when the owned agent has another backend (delete it first, or choose another slug).
+   */
+  async ensure(uid: string, payload: unknown): Promise<AgentRecord> {
+    const wanted = buildAgentRecord(parseAgentCreate(payload), { id: "", owner_uid: uid, now: "" });
+    // Two tries: a concurrent `ensure` may create the slug between the read and our insert.
+    for (let attempt = 1; ; attempt += 1) {
+      const current = await this.#owned(uid, wanted.slug);
+      if (current === undefined) {
+        try {
+          return await this.create(uid, payload);
+        } catch (error) {
+          const raced = SubagentGraphError.isInstance(error) && error.code === ErrorCode.SlugTaken;
+          if (raced && attempt === 1) continue;
+          throw error;
+        }
+      }
+      if (sameDefinition(current, wanted)) return current;
+      return this.update(uid, current.id, {
+        name: wanted.name,
+        description: wanted.description,
+        backend_id: wanted.backend_id,
+        is_default: wanted.is_default,
+        share_config: wanted.share_config,
+        config_json: wanted.config_json,
+        expected_version: current.version,
+      });
+    }
+  }
+
+  /**
    * The agent with this id or slug that `uid` may see.
    * @throws SubagentGraphError `NOT_FOUND` when there is none (absent or invisible alike).
    */
@@ -177,6 +215,16 @@ export class AgentRepository {
     return wanted.flatMap((slug) => pickBySlug(visible, uid, slug) ?? []);
   }
 
+  /** The agent `uid` owns with `slug` (never one shared by someone else). */
+  async #owned(uid: string, slug: string): Promise<AgentRecord | undefined> {
+    if (hasNul(slug)) return undefined;
+    const row = await selectAgents(this.#db)
+      .where("owner_uid", "=", uid)
+      .where("slug", "=", slug)
+      .executeTakeFirst();
+    return row === undefined ? undefined : fromAgentRow(row);
+  }
+
   /**
    * Agents `uid` may see among those `narrow` selects, oldest first. Other owners' agents
    * shared with nobody are skipped in SQL (a plain text comparison that works on every
@@ -221,6 +269,34 @@ type AgentQuery = ReturnType<typeof selectAgents>;
 
 function selectAgents(db: Executor) {
   return db.selectFrom("agents").selectAll();
+}
+
+/** Whether `stored` already is what `wanted` declares (ids, versions and times aside). */
+function sameDefinition(stored: AgentRecord, wanted: AgentRecord): boolean {
+  const definition = (record: AgentRecord) =>
+    JSON.stringify([
+      record.slug,
+      record.name,
+      record.description,
+      record.backend_id,
+      record.is_subagent,
+      record.is_default,
+      canonical(record.share_config),
+      canonical(record.config_json),
+    ]);
+  return definition(stored) === definition(wanted);
+}
+
+/** `value` with object keys sorted, so two equal records compare equal whatever their key order. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, item]) => [key, canonical(item)]),
+  );
 }
 
 /** The user's own agent with `slug`, else the oldest visible one (`visible` is oldest first). */

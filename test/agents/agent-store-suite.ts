@@ -447,6 +447,86 @@ export function runAgentStoreSuite(name: string, openDatabase: () => Promise<Dat
       });
     });
 
+    describe("ensure", () => {
+      const payload = {
+        slug: "researcher",
+        name: "Researcher",
+        backend_id: "SubAgentBackend",
+        config_json: { context: { system_prompt: "Find facts.", tools: ["read_file"] } },
+      };
+
+      it("creates the agent once; declaring it again writes nothing and keeps the version", async () => {
+        const first = await agents.ensure("alice", payload);
+        expect(first).toMatchObject({ slug: "researcher", is_subagent: true, version: 1 });
+        const before = await rowOf(first.id);
+        // Same definition, other key order: still no write.
+        const again = await agents.ensure("alice", {
+          config_json: { context: { tools: ["read_file"], system_prompt: "Find facts." } },
+          backend_id: "SubAgentBackend",
+          name: "Researcher",
+          slug: "researcher",
+        });
+        expect(again.id).toBe(first.id);
+        expect(again.version).toBe(1);
+        expect(await rowOf(first.id)).toEqual(before);
+        expect(await countAgents()).toBe(1);
+      });
+
+      it("brings a changed definition to the payload, fields left out back to their defaults", async () => {
+        const first = await agents.ensure("alice", { ...payload, description: "old" });
+        const changed = await agents.ensure("alice", {
+          ...payload,
+          config_json: { context: { system_prompt: "Find sources." } },
+        });
+        expect(changed.id).toBe(first.id);
+        expect(changed.version).toBe(2);
+        expect(changed.description).toBe("");
+        expect(changed.config_json.context.system_prompt).toBe("Find sources.");
+        expect(changed.config_json.context.tools).toBeUndefined();
+        expect(await agents.get("alice", first.id)).toEqual(changed);
+      });
+
+      it("leaves another owner's shared agent with the same slug alone", async () => {
+        const shared = await agents.create("bob", {
+          ...payload,
+          share_config: { mode: "public" },
+        });
+        const own = await agents.ensure("alice", payload);
+        expect(own.id).not.toBe(shared.id);
+        expect(own.owner_uid).toBe("alice");
+        expect((await agents.get("bob", shared.id)).version).toBe(1);
+      });
+
+      it("refuses to change the backend of the owned agent, writing nothing", async () => {
+        const sub = await agents.ensure("alice", payload);
+        const before = await rowOf(sub.id);
+        await expectFailure(
+          agents.ensure("alice", { slug: "researcher", name: "Researcher" }),
+          ErrorCode.BackendImmutable,
+          "backend_id",
+        );
+        expect(await rowOf(sub.id)).toEqual(before);
+      });
+
+      it("validates like create: a bad payload names the field and writes nothing", async () => {
+        await expectFailure(
+          agents.ensure("alice", { slug: "Bad_Slug", name: "x" }),
+          ErrorCode.Validation,
+          "slug",
+        );
+        expect(await countAgents()).toBe(0);
+      });
+
+      it("lets two concurrent declarations of one agent end with one agent", async () => {
+        const [a, b] = await Promise.all([
+          agents.ensure("alice", payload),
+          agents.ensure("alice", payload),
+        ]);
+        expect(a.id).toBe(b.id);
+        expect(await countAgents()).toBe(1);
+      });
+    });
+
     describe("default agent", () => {
       it("keeps one default per owner, on create and on update", async () => {
         expect(await agents.getDefault("alice")).toBeUndefined();
