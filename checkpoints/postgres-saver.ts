@@ -2,6 +2,7 @@ import { randomInt } from "node:crypto";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
+import { withSchemaLock } from "../store/schema-lock.js";
 
 /** Digits of the counter part of a version (as the Python saver: `f"{counter:032}"`). */
 const COUNTER_DIGITS = 32;
@@ -126,6 +127,16 @@ export class ForkSafePostgresSaver extends PostgresSaver {
       throw error;
     }
     return saver;
+  }
+
+  /**
+   * The stock setup (its schema, tables and numbered migrations), under the schema lock every
+   * process of this project takes for schema steps (`store/schema-lock.ts`). The stock setup
+   * takes no lock: processes starting at once on a fresh database both insert the same
+   * `checkpoint_migrations` row or create the same table, and one of them fails to start.
+   */
+  override async setup(): Promise<void> {
+    await withSchemaLock(this.connections.options, () => super.setup());
   }
 
   /**

@@ -15,6 +15,7 @@ import pg from "pg";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { migrateToLatest } from "./migrations.js";
 import type { DatabaseSchema } from "./schema.js";
+import { withSchemaLock } from "./schema-lock.js";
 
 /** The SQL engines the store runs on. */
 export type DialectName = "sqlite" | "postgres";
@@ -94,8 +95,8 @@ export function openDatabase(target: string): Promise<Database> {
 
 /**
  * Connects a pool to the PostgreSQL database at `url` and migrates it to the latest schema.
- * Several processes may open the same database at once: migrations run once (see
- * {@link migrateToLatest}).
+ * Several processes may open the same database at once: migrations run once, under the schema
+ * lock (`withSchemaLock` in `schema-lock.ts`, see {@link migrateToLatest}).
  *
  * Nothing this reports contains the password: the URL is shown masked
  * (`postgres://user:***@host/db`).
@@ -136,7 +137,13 @@ export async function openPostgresDatabase(
     } catch (error) {
       throw connectionFailed(shown, scrub, error);
     }
-    await migrateToLatest(db);
+    try {
+      // Under the schema lock every process's checkpoint setup also takes (see schema-lock.ts).
+      await withSchemaLock(pool.options, () => migrateToLatest(db));
+    } catch (error) {
+      // The lock's own connection failing is a connection failure like the pool's.
+      throw SubagentGraphError.isInstance(error) ? error : connectionFailed(shown, scrub, error);
+    }
   } catch (error) {
     await db.destroy();
     throw error;

@@ -156,7 +156,10 @@ export const migrationProvider: MigrationProvider = {
  * Safe with several processes opening one database at once:
  * - SQLite: the caller holds `BEGIN IMMEDIATE` around this call (`openSqliteDatabase`), so a
  *   second process waits for the first and then finds nothing left to do.
- * - PostgreSQL: Kysely's migrator does it. It creates its bookkeeping tables
+ * - PostgreSQL: the caller holds the schema lock (`withSchemaLock` in `schema-lock.ts`,
+ *   `openPostgresDatabase`), the advisory lock the checkpoint saver's setup takes too, so no
+ *   schema step of another process runs meanwhile. Kysely's migrator is safe on its own as
+ *   well: it creates its bookkeeping tables
  *   (`kysely_migration`, `kysely_migration_lock`) with `if not exists` and treats a creation
  *   that lost a race as success; then, on one connection, it takes a session-level
  *   `pg_advisory_lock` (advisory locks are per database), runs every pending migration in ONE
