@@ -1,4 +1,8 @@
-/** The command line's entry point: `tsx cli/main.ts <command>`. */
+#!/usr/bin/env node
+/**
+ * The command line's entry point: `tsx cli/main.ts <command>` in the repository, the
+ * `subagent-graph` bin (compiled to `dist/cli/main.js`, hence the shebang) once installed.
+ */
 
 import { EXIT_INTERRUPTED } from "./context.js";
 import { runCli } from "./run.js";

@@ -49,7 +49,7 @@ export interface RunLifecycleDeps {
  * config; `chunks` streams the graph; `finish` reads the result; `failure` turns an error into
  * what the caller throws, repairing a cancelled thread first. The caller releases the run.
  */
-export function createRunLifecycle(deps: RunLifecycleDeps) {
+export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
   const {
     ensureOpen,
     hosted,
@@ -63,7 +63,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps) {
     mainAgent,
   } = deps;
 
-  async function prepareRun(request: RunRequest) {
+  async function prepareRun(request: RunRequest): Promise<PreparedRun> {
     ensureOpen();
     if (hosted) {
       throw new SubagentGraphError(
@@ -115,14 +115,14 @@ export function createRunLifecycle(deps: RunLifecycleDeps) {
       activeRuns.delete(runId);
       throw error;
     }
-    const release = async (status: "success" | "error" | "interrupted") => {
+    const release = async (status: RunOutcome) => {
       stopForwarding();
       busyThreads.delete(threadId);
       activeRuns.delete(runId);
       await lease.release(status);
       await threads.touch(threadId);
     };
-    const config = {
+    const config: RunConfig = {
       configurable: {
         thread_id: threadId,
         ...(request.checkpointId ? { checkpoint_id: request.checkpointId } : {}),
@@ -136,7 +136,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps) {
       // ("async") saves it while the next step runs, so a crash while children run could lose
       // the step that called them: the thread would look finished, the user's message gone and
       // the children's threads orphaned (seen on a loaded machine in the scale-out test).
-      durability: "sync" as const,
+      durability: "sync",
     };
     const input =
       request.input === undefined ? null : { messages: [new HumanMessage(request.input)] };
@@ -149,7 +149,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps) {
     const startedAt = new Date().toISOString();
     // How the run ended, for its row: set by `finish` and `failure`; a stream its consumer
     // abandoned stays "interrupted".
-    const outcome: { status: "success" | "error" | "interrupted" } = { status: "interrupted" };
+    const outcome: { status: RunOutcome } = { status: "interrupted" };
     return { record, graph, threadId, runId, config, input, release, startedAt, outcome };
   }
 
@@ -235,5 +235,43 @@ export function createRunLifecycle(deps: RunLifecycleDeps) {
   return { prepare: prepareRun, chunks: graphChunks, finish, failure };
 }
 
+/** How a run ended, as its row records it. */
+export type RunOutcome = "success" | "error" | "interrupted";
+
+/** The config a run's graph is invoked with (built by {@link RunLifecycle.prepare}). */
+export interface RunConfig {
+  configurable: { thread_id: string; checkpoint_id?: string };
+  context: { uid: string; thread_id: string; is_subagent_runtime: boolean };
+  signal: AbortSignal;
+  runId: string;
+  recursionLimit: number;
+  durability: "sync";
+}
+
 /** A run ready to execute (see {@link createRunLifecycle}). */
-export type PreparedRun = Awaited<ReturnType<ReturnType<typeof createRunLifecycle>["prepare"]>>;
+export interface PreparedRun {
+  record: AgentRecord;
+  graph: AgentGraph;
+  threadId: string;
+  runId: string;
+  config: RunConfig;
+  /** `null` continues the thread from its checkpoint (no new message). */
+  input: { messages: HumanMessage[] } | null;
+  /** Frees the thread (in this process and its lease) and records how the run ended. */
+  release(status: RunOutcome): Promise<void>;
+  startedAt: string;
+  /** Set by `finish` and `failure`; a stream its consumer abandoned stays "interrupted". */
+  outcome: { status: RunOutcome };
+}
+
+/**
+ * A run's steps (see {@link createRunLifecycle}). Written out rather than inferred: the inferred
+ * type names Node's `AbortSignal` in a way a declaration file cannot, so `npm run build` (which
+ * emits `.d.ts` files) needs it spelled.
+ */
+export interface RunLifecycle {
+  prepare(request: RunRequest): Promise<PreparedRun>;
+  chunks(prepared: PreparedRun, streamMode: readonly string[]): AsyncGenerator<GraphStreamChunk>;
+  finish(prepared: PreparedRun): Promise<RunResult>;
+  failure(prepared: PreparedRun, error: unknown): Promise<unknown>;
+}

@@ -1,18 +1,31 @@
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { packageRoot } from "../util/package-root.js";
 
-/** The console's sources (`web/`: index.html, src/, vite.config.ts). */
-export const CONSOLE_SOURCE_DIR = fileURLToPath(new URL("../web", import.meta.url));
+/**
+ * The console's sources (`web/`: index.html, src/, vite.config.ts), beside the package root
+ * whether this module runs from its source or from `dist/`.
+ */
+export const CONSOLE_SOURCE_DIR = join(packageRoot(import.meta.url), "web");
 
-/** Where `npm run build` puts the console and `npm start` serves it from. */
+/**
+ * Where `npm run build` puts the console and `npm start` serves it from. The published package
+ * ships this folder (package.json `files`) and not the sources, so an installed CLI serves it
+ * as built.
+ */
 export const CONSOLE_DIST_DIR = join(CONSOLE_SOURCE_DIR, "dist");
 
 /**
  * Builds the console with Vite into `outDir` (emptied first). Vite is a development
- * dependency: an install without it cannot build, and says so.
+ * dependency: an install without it cannot build, and says so; so does an installed package,
+ * which has the build but not the sources.
  */
 export async function buildConsole(outDir: string = CONSOLE_DIST_DIR): Promise<void> {
+  if (!existsSync(join(CONSOLE_SOURCE_DIR, "index.html"))) {
+    throw new Error(
+      `cannot build the web console: its sources are not here (${CONSOLE_SOURCE_DIR} has no index.html; an installed package ships only the build, web/dist). Reinstall the package, or build from a clone of the repository with \`npm run build\``,
+    );
+  }
   let vite: typeof import("vite");
   try {
     vite = await import("vite");
