@@ -136,6 +136,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       models,
       tools,
       checkpointer: hosted ? undefined : saver.saver,
+      hosted,
       modelFor: options.modelFor,
     },
     processLimits: currentSettings,

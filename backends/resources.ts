@@ -11,6 +11,12 @@ export interface BackendDeps {
   tools: ToolRegistry;
   /** Saver the graph is compiled with; undefined = the caller's (e.g. the dev server's). */
   checkpointer: BaseCheckpointSaver | undefined;
+  /**
+   * Graphs for a LangGraph server (`langgraph.json`, Studio): main agents then carry the context
+   * schema of Studio's configuration panel (`hostedAgentContextSchema`, every field optional)
+   * instead of the runtime's own (whose `uid` the runtime always sets).
+   */
+  hosted?: boolean | undefined;
   /** A model that replaces the one an agent's config names (replay tests); undefined = none. */
   modelFor?: ((record: AgentRecord) => BaseChatModel | undefined) | undefined;
 }

@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { DEMO_UID } from "../agents/demo.js";
 import type { StoreOptions } from "./args.js";
 import type { Io } from "./context.js";
 
@@ -20,8 +19,10 @@ export interface StudioOptions {
 /**
  * The `studio` command (`npm run studio`): the official LangGraph dev server on `langgraph.json`,
  * offline (no LangSmith key, no tracing, no browser), with the graphs reading agents from the
- * data dir and the run context defaulting to the `demo` user. Open the printed Studio URL, or
- * point `@langchain/langgraph-sdk` at it. Ends when the server does (Ctrl-C stops it).
+ * data dir (`--data`). The run context defaults to the `demo` user's default agent in the graph
+ * itself (`graphs/studio.ts`), as it does under a plain `npx @langchain/langgraph-cli dev`. Open
+ * the printed Studio URL, or point `@langchain/langgraph-sdk` at it. Ends when the server does
+ * (Ctrl-C stops it).
  */
 export async function studioCommand(options: StudioOptions, io: Io): Promise<number> {
   const bin = `${ROOT}node_modules/.bin/langgraphjs`;
@@ -36,9 +37,8 @@ export async function studioCommand(options: StudioOptions, io: Io): Promise<num
     SUBAGENT_GRAPH_DATA: options.store.dataDir,
     LANGSMITH_TRACING: io.env.LANGSMITH_TRACING ?? "false",
     LANGCHAIN_TRACING_V2: io.env.LANGCHAIN_TRACING_V2 ?? "false",
-    // The assistant's default context: Studio's panel (or a run's context) overrides it.
-    LANGGRAPH_CONFIG:
-      io.env.LANGGRAPH_CONFIG ?? JSON.stringify({ agent: { context: { uid: DEMO_UID } } }),
+    // No LANGGRAPH_CONFIG: the graph's own context schema has the defaults (uid "demo", the
+    // user's default agent), so this command serves exactly what `langgraphjs dev` does.
   };
   const child = spawn(
     bin,

@@ -1,22 +1,27 @@
 /**
  * LangGraph Studio entry point (named in `langgraph.json`): the graph `agent`, served by the
- * official dev server (`npm run studio`, or `npx @langchain/langgraph-cli dev`).
+ * official dev server (`npx @langchain/langgraph-cli dev`, or `npm run studio`), with no
+ * configuration needed.
  *
- * `agent` is a graph factory: the server calls it for each run with the run's config and
- * context, and it returns the compiled graph of the chosen user's chat agent, read from the data
- * dir's agent store and compiled **without a checkpointer**, because the server brings its own.
- * Subagents run on that same checkpointer (it is lent to them at run time), each on its own
- * child thread, and their updates reach the run's stream under `subagent:<child thread id>`.
+ * `agent` is a graph factory: the server calls it for each run with the run's context, and it
+ * returns the compiled graph of the chosen user's chat agent, read from the data dir's agent
+ * store (`SUBAGENT_GRAPH_DATA`, else `./data`) and compiled **without a checkpointer**, because
+ * the server brings its own. Subagents run on that same checkpointer (it is lent to them at run
+ * time), each on its own child thread, and their updates reach the run's stream under
+ * `subagent:<child thread id>`. A thread-less run gets an in-memory saver of its own
+ * (`graphs/hosted-graph.ts`).
  *
- * The run's context (Studio's configuration panel) picks `uid` (default `demo`), `agent`
- * (default: the user's default agent), can narrow `subagents`, and can set the limits
- * `max_rounds`, `max_result_chars`, `max_parallel_subagents`, `subagent_timeout_ms`.
+ * The run's context (Studio's configuration panel; `hostedAgentContextSchema` in
+ * `backends/context.ts`) picks `uid` (default `demo`), `agent` (default: the user's default
+ * agent), can narrow `subagents`, and can set the limits `max_rounds`, `max_result_chars`,
+ * `max_parallel_subagents`, `subagent_timeout_ms`.
  */
 
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { DEMO_UID, seedDemo } from "../agents/demo.js";
-import { agentContextSchema } from "../backends/context.js";
+import { parseHostedContext } from "../backends/hosted-context.js";
 import { createRuntime, type Runtime } from "../runtime.js";
+import { hostedGraph } from "./hosted-graph.js";
 
 /** The data dir the hosted graphs read agents from: `SUBAGENT_GRAPH_DATA`, else `./data`. */
 function dataDir(): string {
@@ -37,26 +42,33 @@ function hostedRuntime(): Promise<Runtime> {
 
 /** What the dev server passes a graph factory besides the config. */
 interface FactoryRuntime {
+  /** `threads.create_run` for a run, `assistants.read` to describe the graph, `threads.*`. */
+  accessContext?: string;
+  /** Set for a run: the context the run was sent with (the assistant's, then the run's own). */
   executionRuntime?: { context?: unknown } | null;
 }
 
-/** The schema Studio's configuration panel edits (the runtime context of a run). */
-export const contextSchema = agentContextSchema;
-
 /**
- * The graph of the run's agent. Outside a run (the server reading schemas) it is the default
- * agent of `demo`.
+ * The graph of the run's agent, for the LangGraph dev server (`langgraph.json` names it).
+ *
+ * Needs no configuration: every context field may be left out (`backends/context.ts`,
+ * `hostedAgentContextSchema`), so a fresh `.langgraph_api/`, an assistant made with
+ * `assistants.create` and one whose saved context is `{}` all run the demo user's default agent
+ * with its subagents. A bad context value is refused here, before any model call, with one
+ * line naming the field (`SubagentGraphError` `VALIDATION_FAILED`). Outside a run (the server
+ * describing the graph or reading a thread) it is the default agent of the default user.
+ *
+ * @throws SubagentGraphError `VALIDATION_FAILED` for a bad context, `NOT_FOUND` for a user
+ *   without that agent (or without a default one)
  */
 export async function agent(config?: LangGraphRunnableConfig, factory?: FactoryRuntime) {
-  const context = (factory?.executionRuntime?.context ?? config?.context ?? {}) as Record<
-    string,
-    unknown
-  >;
-  const uid = typeof context.uid === "string" && context.uid ? context.uid : DEMO_UID;
-  const slug = typeof context.agent === "string" && context.agent ? context.agent : undefined;
-  const subagents = Array.isArray(context.subagents)
-    ? context.subagents.filter((item): item is string => typeof item === "string")
-    : undefined;
+  const run = factory?.executionRuntime;
+  const context = parseHostedContext(run ? run.context : config?.context);
   const runtime = await hostedRuntime();
-  return runtime.graph(uid, slug, subagents ? { subagents } : {});
+  const graph = await runtime.graph(
+    context.uid,
+    context.agent,
+    context.subagents ? { subagents: context.subagents } : {},
+  );
+  return hostedGraph(graph, { context, describe: factory?.accessContext === "assistants.read" });
 }

@@ -13,8 +13,12 @@ export interface ChildGraph {
 
 /** LangGraph's internal config key under which a parent run hands its output stream down. */
 const PREGEL_STREAM_KEY = "__pregel_stream";
-/** LangGraph's internal config key of the saver a run lends its subgraphs. */
-const PREGEL_CHECKPOINTER_KEY = "__pregel_checkpointer";
+/**
+ * LangGraph's internal config key of the saver a run lends its subgraphs. A root run takes a saver
+ * set there over its own (`Pregel._resolveCheckpointer`), which is how a hosted thread-less run
+ * gets one (`graphs/hosted-graph.ts`).
+ */
+export const PREGEL_CHECKPOINTER_KEY = "__pregel_checkpointer";
 
 /** The slice of LangGraph's stream object that child runs write to. */
 interface PregelStreamLike {

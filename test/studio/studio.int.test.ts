@@ -1,83 +1,54 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@langchain/langgraph-sdk";
+import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../support/free-port.js";
+import { bareEnv, type DevServer, spawnDevServer } from "../support/langgraph-dev.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-
-function offlineEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) =>
-        !key.startsWith("OPENAI_") &&
-        !key.startsWith("SUBAGENT_") &&
-        !key.startsWith("LANGGRAPH_") &&
-        !key.startsWith("LANGSMITH_") &&
-        !key.startsWith("LANGCHAIN_"),
-    ),
-  );
-}
 
 /**
  * `npm run studio` for real: the official LangGraph dev server on our `langgraph.json`, driven
  * with the SDK's `Client`. The whole process group is stopped at the end, even on failure.
+ * (`studio-no-config.int.test.ts` starts the dev server directly, with nothing configured.)
  */
 describe("LangGraph Studio (the official dev server on langgraph.json)", {
   timeout: 90_000,
 }, () => {
   let dataDir = "";
-  let server: ChildProcess | undefined;
-  let output = "";
+  let server: DevServer | undefined;
   let client: Client;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), "studio-"));
-    const port = await freePort();
-    server = spawn(
-      process.execPath,
-      ["--import", "tsx", "cli/main.ts", "studio", "--port", String(port), "--data", dataDir],
-      { cwd: ROOT, env: offlineEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true },
-    );
-    server.stdout?.on("data", (chunk) => {
-      output += String(chunk);
+    server = await spawnDevServer({
+      command: process.execPath,
+      args: (port) => [
+        "--import",
+        "tsx",
+        "cli/main.ts",
+        "studio",
+        "--port",
+        String(port),
+        "--data",
+        dataDir,
+      ],
+      cwd: ROOT,
+      env: bareEnv(),
     });
-    server.stderr?.on("data", (chunk) => {
-      output += String(chunk);
-    });
-    const base = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const up = await fetch(`${base}/ok`).then(
-        (response) => response.ok,
-        () => false,
-      );
-      if (up) break;
-      if (Date.now() > deadline || server.exitCode !== null) {
-        throw new Error(`the dev server did not come up:\n${output}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    client = new Client({ apiUrl: base, apiKey: null });
+    await server.ready();
+    client = server.client;
   }, 90_000);
 
   afterAll(async () => {
-    if (server?.pid !== undefined && server.exitCode === null) {
-      const exited = new Promise((resolve) => server?.once("exit", resolve));
-      process.kill(-server.pid, "SIGTERM");
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
-      if (server.exitCode === null) process.kill(-server.pid, "SIGKILL");
-    }
+    await server?.stop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it("finds the graph, with the demo user as its default context", async () => {
+  it("serves the graph `agent`", async () => {
     const assistants = await client.assistants.search({ graphId: "agent" });
-    expect(assistants).toHaveLength(1);
-    expect(assistants[0]?.context).toEqual({ uid: "demo" });
+    expect(assistants.map((assistant) => assistant.metadata?.created_by)).toContain("system");
   });
 
   it("runs the demo agent: two subagents on child threads, their events streamed under namespaces naming them", async () => {

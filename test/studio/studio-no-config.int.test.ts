@@ -1,0 +1,230 @@
+import { copyFile, mkdtemp, readdir, rm, symlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bareEnv, type DevServer, spawnDevServer } from "../support/langgraph-dev.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** The context fields Studio's configuration panel shows, in order. */
+const PANEL_FIELDS = [
+  "uid",
+  "agent",
+  "subagents",
+  "max_rounds",
+  "max_result_chars",
+  "max_parallel_subagents",
+  "subagent_timeout_ms",
+];
+
+const PLAN = { messages: [{ role: "user", content: "Plan a small launch" }] };
+
+interface SubagentRunView {
+  subagent_type: string;
+  status: string;
+  child_thread_id: string;
+  error: string | null;
+}
+
+interface AgentValues {
+  messages: { type: string; name?: string; content: string }[];
+  subagent_runs: SubagentRunView[];
+}
+
+/** The final values `runs.wait` returns, checked to be the agent's state. */
+function agentValues(values: unknown): AgentValues {
+  expect(values).toMatchObject({ messages: expect.any(Array), subagent_runs: expect.any(Array) });
+  return values as AgentValues;
+}
+
+/**
+ * A newcomer's Studio: `langgraphjs dev --config langgraph.json` started directly (not through
+ * `npm run studio`), with nothing of ours configured (no `LANGGRAPH_CONFIG`, no assistant
+ * context, no run context), driven with `@langchain/langgraph-sdk` as Studio's UI drives it.
+ *
+ * The server runs in a temporary project: the repository's `langgraph.json` copied as it is,
+ * every other top-level entry linked, so it starts from a fresh `.langgraph_api/` (the dev
+ * server keeps its state in the project folder) without touching the repository's own. The
+ * agents live in a temporary data dir (`SUBAGENT_GRAPH_DATA`, else the server would write
+ * `./data`).
+ */
+describe("Studio with no configuration (langgraphjs dev on langgraph.json, driven by the SDK)", {
+  timeout: 90_000,
+}, () => {
+  let project = "";
+  let dataDir = "";
+  let server: DevServer | undefined;
+  let client: Client;
+
+  beforeAll(async () => {
+    project = await mkdtemp(join(tmpdir(), "studio-project-"));
+    dataDir = await mkdtemp(join(tmpdir(), "studio-data-"));
+    for (const entry of await readdir(ROOT)) {
+      if (entry.startsWith(".") || entry === "data" || entry === "langgraph.json") continue;
+      await symlink(join(ROOT, entry), join(project, entry));
+    }
+    await copyFile(join(ROOT, "langgraph.json"), join(project, "langgraph.json"));
+    server = await spawnDevServer({
+      command: join(ROOT, "node_modules", ".bin", "langgraphjs"),
+      args: (port) => [
+        "dev",
+        "--config",
+        "langgraph.json",
+        "--port",
+        String(port),
+        "--no-browser",
+        "--no-reload",
+      ],
+      cwd: project,
+      env: bareEnv({ SUBAGENT_GRAPH_DATA: dataDir, LANGSMITH_TRACING: "false" }),
+    });
+    await server.ready();
+    client = server.client;
+  }, 90_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    if (project) await rm(project, { recursive: true, force: true });
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("describes the run context for Studio's configuration panel: every field, its description, the default user", async () => {
+    const [system] = await client.assistants.search({ graphId: "agent" });
+    // Nothing is injected into the assistant: the defaults are the graph's own.
+    expect(system?.context).toEqual({});
+
+    const schemas = await client.assistants.getSchemas("agent");
+    const context = schemas.context_schema as {
+      properties: Record<string, { description?: string; default?: unknown; type?: string }>;
+    };
+    expect(Object.keys(context.properties)).toEqual(PANEL_FIELDS);
+    for (const field of PANEL_FIELDS) {
+      expect(context.properties[field]?.description, field).toMatch(/\w{3,}/);
+    }
+    expect(context.properties.uid?.default).toBe("demo");
+    expect(context.properties.agent?.description).toContain("unset: the user's default agent");
+    for (const limit of PANEL_FIELDS.slice(3)) {
+      expect(context.properties[limit]?.type, limit).toBe("integer");
+      expect(context.properties[limit]?.description, limit).toMatch(/unset: the .*'s own/);
+    }
+    // Describing the context costs nothing else: Studio still gets a chat input (messages).
+    const input = schemas.input_schema as {
+      properties: Record<string, { langgraph_type?: string }>;
+    };
+    expect(input.properties.messages?.langgraph_type).toBe("messages");
+    expect(Object.keys((schemas.state_schema as { properties: object }).properties)).toContain(
+      "subagent_runs",
+    );
+    const drawing = await client.assistants.getGraph("agent");
+    expect(drawing.nodes.map((node) => node.id)).toContain("tools");
+  });
+
+  it("runs the demo user's default agent on a new thread with no context, its subagents on child threads", async () => {
+    const thread = await client.threads.create();
+    const events: { event: string; data: unknown }[] = [];
+    // Exactly what Studio's UI sends for a new message.
+    for await (const part of client.runs.stream(thread.thread_id, "agent", {
+      input: PLAN,
+      streamMode: ["updates"],
+      streamSubgraphs: true,
+    })) {
+      events.push(part);
+    }
+    expect(events.filter((event) => event.event === "error")).toEqual([]);
+
+    const state = await client.threads.getState<AgentValues>(thread.thread_id);
+    const runs = state.values.subagent_runs;
+    expect(runs.map((run) => [run.subagent_type, run.status])).toEqual([
+      ["researcher", "completed"],
+      ["reviewer", "completed"],
+    ]);
+    for (const run of runs) {
+      expect(run.child_thread_id).toMatch(
+        new RegExp(`^${thread.thread_id}_sub_${run.subagent_type}_[0-9a-f]{8}$`),
+      );
+      expect(events.some((e) => e.event === `updates|subagent:${run.child_thread_id}`)).toBe(true);
+    }
+    // The demo user's default agent answered ("assistant" in agents/demo.ts).
+    const last = state.values.messages.at(-1);
+    expect([last?.type, last?.name]).toEqual(["ai", "assistant"]);
+  });
+
+  it("runs through an assistant made with assistants.create and one whose saved context is {}", async () => {
+    const created = await client.assistants.create({ graphId: "agent" });
+    const empty = await client.assistants.create({ graphId: "agent", context: {} });
+    for (const assistant of [created, empty]) {
+      expect(assistant.context).toEqual({});
+      const thread = await client.threads.create();
+      const values = agentValues(
+        await client.runs.wait(thread.thread_id, assistant.assistant_id, { input: PLAN }),
+      );
+      expect(values.subagent_runs.map((run) => [run.subagent_type, run.status])).toEqual([
+        ["researcher", "completed"],
+        ["reviewer", "completed"],
+      ]);
+    }
+  });
+
+  it("runs a thread-less run's subagents on an in-memory saver of that run, leaving nothing behind", async () => {
+    const values = agentValues(await client.runs.wait(null, "agent", { input: PLAN }));
+    expect(values.subagent_runs.map((run) => [run.subagent_type, run.status, run.error])).toEqual([
+      ["researcher", "completed", null],
+      ["reviewer", "completed", null],
+    ]);
+    expect(values.messages.at(-1)?.type).toBe("ai");
+    // The run's temporary thread is gone, and with it the only reference to its saver.
+    const temporary = values.subagent_runs[0]?.child_thread_id.split("_sub_")[0] ?? "";
+    expect(temporary).toMatch(/^[0-9a-f-]{36}$/);
+    const read = await client.threads.get(temporary).then(
+      () => "found",
+      (error: Error) => error.message,
+    );
+    expect(read).toContain("HTTP 404");
+  });
+
+  it("refuses a bad context value before any model call, with one line naming the field, the value and the fix", async () => {
+    const line =
+      'context.max_rounds "lots" is invalid: use a positive whole number, or leave it out for the agent\'s own setting';
+
+    // Streaming (what Studio does): the error event carries the line as it is.
+    const thread = await client.threads.create();
+    const events: { event: string; data: unknown }[] = [];
+    for await (const part of client.runs.stream(thread.thread_id, "agent", {
+      input: PLAN,
+      context: { max_rounds: "lots" },
+      streamMode: ["updates"],
+    })) {
+      events.push(part);
+    }
+    expect(events).toEqual([
+      { id: "0", event: "error", data: { error: "SubagentGraphError", message: line } },
+    ]);
+    // Nothing ran: the thread has no checkpoint at all.
+    const state = await client.threads.getState(thread.thread_id);
+    expect(state.checkpoint).toBeNull();
+
+    // runs.wait throws; the dev server wraps the error event as JSON in its message.
+    const waited = await client.runs
+      .wait(null, "agent", { input: PLAN, context: { max_rounds: "lots" } })
+      .then(
+        () => undefined,
+        (error: Error) => error.message,
+      );
+    const wrapped = JSON.parse(String(waited).replace(/^Error: /, "")) as unknown;
+    expect(wrapped).toEqual({ error: "SubagentGraphError", message: line });
+
+    // A misspelt field is named, with the fields the context takes.
+    const misspelt = await client.runs
+      .wait(null, "agent", { input: PLAN, context: { max_round: 2 } })
+      .then(
+        () => undefined,
+        (error: Error) => error.message,
+      );
+    expect(JSON.parse(String(misspelt).replace(/^Error: /, ""))).toEqual({
+      error: "SubagentGraphError",
+      message: `unknown field "context.max_round": the context takes ${PANEL_FIELDS.join(", ")}; remove it or check its spelling`,
+    });
+  });
+});
