@@ -25,6 +25,7 @@ export { TASK_TOOL_NAME } from "./middleware/task.js";
 export { defaultModelSpec, OFFLINE_MODEL } from "./models/factory.js";
 export { OFFLINE_LABEL, OfflineChatModel } from "./models/offline.js";
 export type { EventToolCall, RunEvent, RunResult } from "./runs/events.js";
+export type { RunInfo } from "./runs/run-info.js";
 export type { ThreadCheckpoint } from "./runs/thread-state.js";
 export type {
   AgentsApi,

@@ -12,13 +12,13 @@ import type { AgentRecord } from "./agents/schema.js";
 import type { AgentGraph } from "./backends/registry.js";
 import type { SubagentRun } from "./middleware/subagent-runs.js";
 import type { GraphStreamChunk, RunEvent, RunResult } from "./runs/events.js";
+import type { RunInfo } from "./runs/run-info.js";
 import type { ThreadsApi } from "./runs/thread-api.js";
 import type { ThreadCheckpoint } from "./runs/thread-state.js";
 import type { FileToolLimits } from "./sandbox/limits.js";
 import type { SkillInstallOptions, SkillSummary } from "./sandbox/skills/library.js";
 import type { ThreadFileEntry } from "./sandbox/thread-files.js";
 import type { Database } from "./store/database.js";
-import type { RunRow } from "./store/runs.js";
 import type { UserRepository } from "./store/users.js";
 import type { McpServerConfig } from "./tools/mcp/config.js";
 import type { McpServerInfo } from "./tools/mcp/manager.js";
@@ -254,8 +254,12 @@ export interface Runtime {
    * next heartbeat); false when no such run is running.
    */
   requestCancel(uid: string, runId: string): Promise<boolean>;
-  /** A run's row, whichever process ran it: its thread, agent and status. */
-  runInfo(uid: string, runId: string): Promise<RunRow | undefined>;
+  /**
+   * A run's record, whichever process ran it: its thread, agent, status and the subagent
+   * records it made (whatever its end). A run whose process stopped before it finished reads
+   * `interrupted`, with `status_reason` saying so.
+   */
+  runInfo(uid: string, runId: string): Promise<RunInfo | undefined>;
   /** The saver in use (for tools that read checkpoints directly). */
   readonly checkpointer: BaseCheckpointSaver;
   /**

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { join, resolve } from "node:path";
 import { type ProcessSettings, processLimits, settingsFileReader } from "./agents/limits.js";
 import { AgentRepository } from "./agents/repository.js";
@@ -8,7 +9,9 @@ import { ErrorCode, SubagentGraphError } from "./errors.js";
 import { AgentGraphs } from "./graphs/agent-graphs.js";
 import type { SubagentRun } from "./middleware/subagent-runs.js";
 import { createModelFactory, defaultModelSpec, OFFLINE_MODEL } from "./models/factory.js";
+import { AbandonedRuns } from "./runs/abandoned-runs.js";
 import { translateChunk } from "./runs/events.js";
+import { runInfoOf } from "./runs/run-info.js";
 import { type ActiveRun, createRunLifecycle } from "./runs/run-lifecycle.js";
 import { createThreadsApi } from "./runs/thread-api.js";
 import { validateThreadId } from "./runs/thread-id.js";
@@ -38,6 +41,7 @@ import { builtinTools } from "./tools/builtin.js";
 import { loadMcpServers, MCP_CONFIG_ENV } from "./tools/mcp/config.js";
 import { McpManager } from "./tools/mcp/manager.js";
 import { ToolRegistry } from "./tools/registry.js";
+import { currentProcess } from "./util/process-identity.js";
 
 export type {
   AgentsApi,
@@ -97,6 +101,18 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const runRows = new RunRepository(database.db);
   const threadLeaseMs =
     options.threadLeaseMs ?? (Number(env.SUBAGENT_THREAD_LEASE_MS?.trim()) || 30_000);
+  // This runtime's process, as the rows of its runs name it.
+  const runner = currentProcess(randomUUID());
+  const abandoned = new AbandonedRuns({
+    runs: runRows,
+    saver: saver.saver,
+    self: runner,
+    leaseMs: threadLeaseMs,
+    warn,
+  });
+  // Runs a stopped process left `running` (the embedded default after a crash: that process
+  // was this data dir's last user) are recorded interrupted and their threads freed at once.
+  if (!hosted) await abandoned.sweep();
   const users = new UserRepository(database.db);
   const layout = new SandboxLayout(dataDir);
   const fileLimits: FileToolLimits = { ...DEFAULT_FILE_TOOL_LIMITS, ...options.fileToolLimits };
@@ -185,6 +201,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     graphs,
     saver: saver.saver,
     threadLeaseMs,
+    abandoned,
+    runner,
     busyThreads,
     activeRuns,
     mainAgent,
@@ -391,7 +409,9 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
 
     async runInfo(uid, runId) {
       ensureOpen();
-      return runRows.get(uid, runId);
+      const row = await runRows.get(uid, runId);
+      // A row left running by a stopped process is recorded interrupted before it is shown.
+      return row ? runInfoOf(await abandoned.settle(row)) : undefined;
     },
 
     cancel(uid, runId) {

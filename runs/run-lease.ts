@@ -1,9 +1,15 @@
 import { ErrorCode, SubagentGraphError } from "../errors.js";
-import type { RunRepository, StoredRunStatus } from "../store/runs.js";
+import type { RunEnd, RunRepository, StoredRunStatus } from "../store/runs.js";
+import type { ProcessIdentity } from "../util/process-identity.js";
+import type { AbandonedRuns } from "./abandoned-runs.js";
 
 /** What a held run needs to know. */
 export interface RunLeaseOptions {
   runs: RunRepository;
+  /** Takes the thread, reclaiming it from a dead run (which it records interrupted). */
+  abandoned: AbandonedRuns;
+  /** This process, recorded on the run's row so others can tell when it died. */
+  runner: ProcessIdentity;
   runId: string;
   threadId: string;
   uid: string;
@@ -29,8 +35,8 @@ export class RunLease {
    * @throws SubagentGraphError `THREAD_BUSY` when a run of another process holds it
    */
   static async acquire(options: RunLeaseOptions): Promise<RunLease> {
-    const { runs, threadId, runId, leaseMs } = options;
-    if (!(await runs.acquireThread(threadId, runId, leaseMs))) {
+    const { runs, abandoned, threadId, runId } = options;
+    if (!(await abandoned.acquireThread(threadId, runId))) {
       throw new SubagentGraphError(
         ErrorCode.ThreadBusy,
         `thread "${threadId}" already has a run in progress (in another process): wait for it to finish or cancel it`,
@@ -48,12 +54,12 @@ export class RunLease {
     return lease;
   }
 
-  /** Ends the hold: the run's outcome is recorded and the thread is free. */
-  async release(status: Exclude<StoredRunStatus, "running">): Promise<void> {
+  /** Ends the hold: the run's outcome (and the subagent records it made) is recorded and the thread is free. */
+  async release(status: Exclude<StoredRunStatus, "running">, end: RunEnd = {}): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     const { runs, runId, threadId } = this.options;
-    await runs.finish(runId, status);
+    await runs.finish(runId, status, end);
     await runs.releaseThread(threadId, runId);
   }
 

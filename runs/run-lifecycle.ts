@@ -10,12 +10,14 @@ import type { RunRequest } from "../runtime-types.js";
 import type { RunRepository } from "../store/runs.js";
 import type { ThreadRepository } from "../store/threads.js";
 import { messageText } from "../util/message-text.js";
+import type { ProcessIdentity } from "../util/process-identity.js";
+import type { AbandonedRuns } from "./abandoned-runs.js";
 import type { GraphStreamChunk, RunResult } from "./events.js";
 import { repairCancelledTurn } from "./repair.js";
 import { typedCause } from "./run-failure.js";
 import { RunLease } from "./run-lease.js";
 import { validateThreadId } from "./thread-id.js";
-import { readThreadState } from "./thread-state.js";
+import { readRunSubagentRuns, readThreadState } from "./thread-state.js";
 
 /** A run executing in this process, for `cancel` and for closing the runtime. */
 export interface ActiveRun {
@@ -35,6 +37,10 @@ export interface RunLifecycleDeps {
   graphs: AgentGraphs;
   saver: BaseCheckpointSaver;
   threadLeaseMs: number;
+  /** Takes threads for runs, reclaiming those of dead processes. */
+  abandoned: AbandonedRuns;
+  /** This process, as run rows record it. */
+  runner: ProcessIdentity;
   /** Threads with a run in this process (shared with the threads API's status). */
   busyThreads: Set<string>;
   /** Runs in this process by run id (shared with `cancel` and `close`). */
@@ -58,6 +64,8 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     graphs,
     saver,
     threadLeaseMs,
+    abandoned,
+    runner,
     busyThreads,
     activeRuns,
     mainAgent,
@@ -102,6 +110,8 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     try {
       lease = await RunLease.acquire({
         runs: runRows,
+        abandoned,
+        runner,
         runId,
         threadId,
         uid: request.uid,
@@ -115,11 +125,17 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       activeRuns.delete(runId);
       throw error;
     }
+    const startedAt = new Date().toISOString();
     const release = async (status: RunOutcome) => {
+      // The records of the children this run made, whatever its end (a failed or cancelled run
+      // too), read while the thread is still held: the next run may write to it.
+      const subagentRuns = await readRunSubagentRuns(saver, threadId, startedAt).catch(
+        () => undefined,
+      );
       stopForwarding();
       busyThreads.delete(threadId);
       activeRuns.delete(runId);
-      await lease.release(status);
+      await lease.release(status, subagentRuns ? { subagentRuns } : {});
       await threads.touch(threadId);
     };
     const config: RunConfig = {
@@ -146,7 +162,6 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       await release("error");
       throw error;
     }
-    const startedAt = new Date().toISOString();
     // How the run ended, for its row: set by `finish` and `failure`; a stream its consumer
     // abandoned stays "interrupted".
     const outcome: { status: RunOutcome } = { status: "interrupted" };

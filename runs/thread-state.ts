@@ -1,6 +1,10 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint";
-import { type SubagentRun, subagentRunSchema } from "../middleware/subagent-runs.js";
+import {
+  type SubagentRun,
+  subagentRunSchema,
+  upsertSubagentRuns,
+} from "../middleware/subagent-runs.js";
 
 /** One checkpoint of a thread, newest first in {@link readHistory}. */
 export interface ThreadCheckpoint {
@@ -41,6 +45,28 @@ export async function readThreadState(
   };
 }
 
+/**
+ * The subagent records a run made, read from the thread's newest checkpoint: the state's records
+ * upserted with those still in the pending writes of a step that never finished (children that
+ * completed before their run crashed or failed in the same step), keeping those started at or
+ * after `since` (the run's start: older records belong to earlier runs).
+ */
+export async function readRunSubagentRuns(
+  saver: BaseCheckpointSaver,
+  threadId: string,
+  since: string,
+): Promise<SubagentRun[]> {
+  const tuple = await saver.getTuple(rootConfig(threadId));
+  if (!tuple) return [];
+  let records = subagentRunsOf(tuple);
+  for (const [, channel, value] of tuple.pendingWrites ?? []) {
+    if (channel === "subagent_runs" && Array.isArray(value)) {
+      records = upsertSubagentRuns(records, wellFormed(value));
+    }
+  }
+  return records.filter((record) => record.started_at >= since);
+}
+
 /** Every checkpoint of the thread's root namespace, newest first. */
 export async function readHistory(
   saver: BaseCheckpointSaver,
@@ -69,8 +95,11 @@ function messagesOf(tuple: CheckpointTuple): BaseMessage[] {
 
 function subagentRunsOf(tuple: CheckpointTuple): SubagentRun[] {
   const runs = tuple.checkpoint.channel_values.subagent_runs;
-  if (!Array.isArray(runs)) return [];
-  // Checkpoints are data from disk: keep only well-formed records.
+  return Array.isArray(runs) ? wellFormed(runs) : [];
+}
+
+/** Checkpoints are data from disk: keep only well-formed records. */
+function wellFormed(runs: unknown[]): SubagentRun[] {
   return runs.flatMap((run) => {
     const parsed = subagentRunSchema.safeParse(run);
     return parsed.success ? [parsed.data] : [];

@@ -101,9 +101,17 @@ export const runSchema = z.object({
   multitask_strategy: z.literal("reject"),
   created_at: z.string(),
   updated_at: z.string(),
+  status_reason: z
+    .string()
+    .nullable()
+    .describe(
+      "why the run ended so when it did not end by itself (its process stopped); null otherwise",
+    ),
   subagent_runs: z
     .array(z.record(z.string(), z.unknown()))
-    .describe("the records of the task calls this run made (filled when it ends)"),
+    .describe(
+      "the records of the task calls this run made, whatever its end (filled when it ends)",
+    ),
 });
 
 export const fileEntrySchema = z.object({

@@ -141,6 +141,35 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0006_run_runners_and_outcomes",
+    migration: {
+      // A run's row names the process running it (so another process on the same machine can
+      // tell it died and reclaim its thread at once, `util/process-identity.ts`), why it ended
+      // as it did when it did not end by itself, and the records of the subagents it ran (so a
+      // failed, cancelled or crashed run still shows its finished children). SQLite adds one
+      // column per statement.
+      async up(db: Kysely<unknown>): Promise<void> {
+        const columns: [string, "text" | "integer"][] = [
+          ["runner_instance", "text"],
+          ["runner_host", "text"],
+          ["runner_pid", "integer"],
+          ["runner_pid_scope", "text"],
+          ["runner_pid_start", "text"],
+          ["status_reason", "text"],
+        ];
+        for (const [name, type] of columns) {
+          await db.schema.alterTable("runs").addColumn(name, type).execute();
+        }
+        await db.schema
+          .alterTable("runs")
+          .addColumn("subagent_runs", "text", (col) => col.notNull().defaultTo("[]"))
+          .execute();
+        // Every start looks for runs left running by a process that died.
+        await db.schema.createIndex("runs_status").on("runs").column("status").execute();
+      },
+    },
+  },
 ];
 
 /** Hands {@link MIGRATIONS} to Kysely's `Migrator` (no files: migrations ship inside the code). */

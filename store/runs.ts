@@ -4,10 +4,13 @@
  * A run's row lets any process report it and ask it to stop (the process running it polls its
  * row); a thread's lease lets one run at a time hold the thread across processes. A lease is
  * renewed while its run lives, so one left by a killed process expires and the thread can be
- * resumed elsewhere. Timestamps are ISO-8601 UTC strings, which compare like the times.
+ * resumed elsewhere. The row names the process running it, so that a row left `running` by a
+ * dead process can be found and marked `interrupted` (`runs/abandoned-runs.ts` decides when).
+ * Timestamps are ISO-8601 UTC strings, which compare like the times.
  */
 
 import type { Kysely, Selectable } from "kysely";
+import type { ProcessIdentity } from "../util/process-identity.js";
 import { clockOf, type RepositoryOptions } from "./repository-options.js";
 import type { DatabaseSchema, RunsTable } from "./schema.js";
 
@@ -16,6 +19,24 @@ export type RunRow = Selectable<RunsTable>;
 
 /** How a run ended (or that it still runs). */
 export type StoredRunStatus = "running" | "success" | "error" | "interrupted";
+
+/** A thread's lease as it stands. */
+export interface ThreadLease {
+  /** The run holding it (or a process reclaiming the thread for a dead run). */
+  run_id: string;
+  /** ISO-8601, UTC. */
+  lease_until: string;
+  /** Whether it has run out by this repository's clock (its holder stopped renewing it). */
+  expired: boolean;
+}
+
+/** What a run's row keeps about its end besides its status. */
+export interface RunEnd {
+  /** The subagent records the run made, stored as JSON (the caller validates what it reads). */
+  subagentRuns?: readonly unknown[];
+  /** Why it ended so, when it did not end by itself. */
+  reason?: string | null;
+}
 
 /** Reads and writes `runs` and `thread_leases`. */
 export class RunRepository {
@@ -76,8 +97,43 @@ export class RunRepository {
       .execute();
   }
 
-  /** Records a run that starts now. */
-  async start(run: { runId: string; threadId: string; uid: string; agentId: string }) {
+  /**
+   * The thread's lease, if any. `expired` is judged by this repository's clock, the same one
+   * {@link acquireThread} takes expired leases over by.
+   */
+  async lease(threadId: string): Promise<ThreadLease | undefined> {
+    const row = await this.#db
+      .selectFrom("thread_leases")
+      .select(["run_id", "lease_until"])
+      .where("thread_id", "=", threadId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return { ...row, expired: row.lease_until < this.#now().toISOString() };
+  }
+
+  /**
+   * Deletes the lease `runId` holds on `threadId`, only if it still reads `leaseUntil` (a holder
+   * that renewed it meanwhile keeps it). For a holder known to be dead.
+   * @returns whether the lease was deleted
+   */
+  async breakLease(threadId: string, runId: string, leaseUntil: string): Promise<boolean> {
+    const result = await this.#db
+      .deleteFrom("thread_leases")
+      .where("thread_id", "=", threadId)
+      .where("run_id", "=", runId)
+      .where("lease_until", "=", leaseUntil)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+
+  /** Records a run that starts now, run by `runner` (so others can tell when it died). */
+  async start(run: {
+    runId: string;
+    threadId: string;
+    uid: string;
+    agentId: string;
+    runner?: ProcessIdentity;
+  }) {
     const now = this.#now().toISOString();
     await this.#db
       .insertInto("runs")
@@ -89,17 +145,64 @@ export class RunRepository {
         status: "running",
         created_at: now,
         updated_at: now,
+        runner_instance: run.runner?.instanceId ?? null,
+        runner_host: run.runner?.host ?? null,
+        runner_pid: run.runner?.pid ?? null,
+        runner_pid_scope: run.runner?.pidScope ?? null,
+        runner_pid_start: run.runner?.pidStart ?? null,
+        status_reason: null,
       })
       .execute();
   }
 
-  /** Records how the run ended. */
-  async finish(runId: string, status: Exclude<StoredRunStatus, "running">): Promise<void> {
+  /** Records how the run ended, with the subagent records it made. */
+  async finish(
+    runId: string,
+    status: Exclude<StoredRunStatus, "running">,
+    end: RunEnd = {},
+  ): Promise<void> {
     await this.#db
       .updateTable("runs")
-      .set({ status, updated_at: this.#now().toISOString() })
+      .set({
+        status,
+        updated_at: this.#now().toISOString(),
+        status_reason: end.reason ?? null,
+        ...(end.subagentRuns ? { subagent_runs: JSON.stringify(end.subagentRuns) } : {}),
+      })
       .where("run_id", "=", runId)
       .execute();
+  }
+
+  /**
+   * Records that a run still marked running was cut short (its process died), with why and
+   * the subagent records it made, unless it has ended meanwhile.
+   * @returns whether the row was still running (and is now interrupted)
+   */
+  async interrupt(runId: string, reason: string, subagentRuns: readonly unknown[]) {
+    const result = await this.#db
+      .updateTable("runs")
+      .set({
+        status: "interrupted",
+        status_reason: reason,
+        subagent_runs: JSON.stringify(subagentRuns),
+        updated_at: this.#now().toISOString(),
+      })
+      .where("run_id", "=", runId)
+      .where("status", "=", "running")
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** The run `runId`, whoever owns it (for the processes that keep rows truthful). */
+  async find(runId: string): Promise<RunRow | undefined> {
+    return this.#db.selectFrom("runs").selectAll().where("run_id", "=", runId).executeTakeFirst();
+  }
+
+  /** Every run marked running, of `threadId` or of every thread, oldest first. */
+  async running(threadId?: string): Promise<RunRow[]> {
+    let query = this.#db.selectFrom("runs").selectAll().where("status", "=", "running");
+    if (threadId !== undefined) query = query.where("thread_id", "=", threadId);
+    return query.orderBy("created_at").orderBy("run_id").execute();
   }
 
   /** The run `runId` of `uid`, whichever process runs (or ran) it. */

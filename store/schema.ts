@@ -94,6 +94,20 @@ export interface RunsTable {
   cancel_requested: Generated<number>;
   created_at: string;
   updated_at: string;
+  /** The runtime instance running it (a random id per runtime); null on rows before 0006. */
+  runner_instance: string | null;
+  /** Host name of the process running it, for messages. */
+  runner_host: string | null;
+  /** Process id of the process running it. */
+  runner_pid: number | null;
+  /** Where that pid means something (`util/process-identity.ts`): only there can it be probed. */
+  runner_pid_scope: string | null;
+  /** When that process started, as the OS counts it ("" unknown): tells a reused pid apart. */
+  runner_pid_start: string | null;
+  /** Why the run ended so when it did not end by itself (its process stopped); else null. */
+  status_reason: string | null;
+  /** JSON text of the subagent records the run made (written when it ends); "[]" by default. */
+  subagent_runs: Generated<string>;
 }
 
 /** One row of `thread_leases`: which run holds a thread, until when (renewed while it runs). */

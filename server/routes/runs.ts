@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { Runtime } from "../../runtime.js";
-import type { RunRow } from "../../store/runs.js";
+import type { RunInfo } from "../../runs/run-info.js";
 import { parseRunCreate, type RunCreateBody, runCreateSchema } from "../protocol/run-create.js";
 import { sseFrame, startSse } from "../protocol/sse.js";
 import type { ManagedRun, RunRegistry } from "../runs/run-registry.js";
@@ -252,7 +252,7 @@ function runNotFound(params: { thread_id: string; run_id: string }) {
 }
 
 /** The API's `Run` for a run known only from its row (another process runs or ran it). */
-function remoteRunJson(row: RunRow) {
+function remoteRunJson(row: RunInfo) {
   return {
     run_id: row.run_id,
     thread_id: row.thread_id,
@@ -264,7 +264,8 @@ function remoteRunJson(row: RunRow) {
     multitask_strategy: "reject" as const,
     created_at: row.created_at,
     updated_at: row.updated_at,
-    subagent_runs: [],
+    status_reason: row.status_reason,
+    subagent_runs: row.subagent_runs,
   };
 }
 

@@ -45,7 +45,7 @@ export class ManagedRun {
   finalValues: unknown;
   /** The error of a failed run, as the API's `error` event has it. */
   error: { error: string; message: string } | undefined;
-  /** Records of the task calls this run made (filled when it ends). */
+  /** Records of the task calls this run made (filled when it ends, whatever its end). */
   subagentRuns: SubagentRun[] = [];
   readonly done: Promise<void>;
   readonly controller = new AbortController();
@@ -79,6 +79,8 @@ export class ManagedRun {
       multitask_strategy: "reject" as const,
       created_at: this.createdAt,
       updated_at: this.updatedAt,
+      // A run of this process ends by itself (or by a cancel, which its status says).
+      status_reason: null,
       subagent_runs: this.subagentRuns,
     };
   }
@@ -205,6 +207,7 @@ export class RunRegistry {
         }
       }
       await this.captureFinalValues(run, uid, threadId);
+      await this.captureSubagentRuns(run);
       run.end("success");
     } catch (error) {
       const cancelled = SubagentGraphError.isInstance(error) && error.code === ErrorCode.Cancelled;
@@ -213,9 +216,19 @@ export class RunRegistry {
         message: error instanceof Error ? error.message : String(error),
       };
       await this.captureFinalValues(run, uid, threadId).catch(() => undefined);
+      await this.captureSubagentRuns(run);
       if (!cancelled) run.emit("error", run.error);
       run.end(cancelled ? "interrupted" : "error");
     }
+  }
+
+  /**
+   * The records of the children the run made, as its row keeps them (written when the run is
+   * released, before its stream ends): a failed or cancelled run shows its finished children too.
+   */
+  private async captureSubagentRuns(run: ManagedRun): Promise<void> {
+    const info = await this.runtime.runInfo(run.options.uid, run.runId).catch(() => undefined);
+    if (info) run.subagentRuns = info.subagent_runs;
   }
 
   private async captureFinalValues(run: ManagedRun, uid: string, threadId: string) {

@@ -57,7 +57,8 @@ function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 /**
  * Two real server processes on one PostgreSQL database: a thread made on one runs on the
  * other, a cancel sent to one stops a run in the other, a thread never runs in both at once,
- * and a process killed mid-run leaves the thread resumable from the other.
+ * and a process killed mid-run leaves its run recorded interrupted and the thread resumable
+ * from the other.
  */
 describe("several server processes on one PostgreSQL database", { timeout: 90_000 }, () => {
   const servers: Server[] = [];
@@ -177,22 +178,23 @@ describe("several server processes on one PostgreSQL database", { timeout: 90_00
     expect(state.values.subagent_runs.map((run) => run.status)).toEqual(["cancelled"]);
     expect(state.next).toEqual([]);
 
-    // B is killed mid-run: the thread is resumable from A once B's lease has expired.
+    // B is killed mid-run: A records B's run interrupted (B's pid is gone from this machine; a
+    // process on another machine would wait for B's lease to run out) and resumes the thread.
     const again = await call(b, "POST", `${path}/runs`, {
       assistant_id: boss.id,
       input: input("again"),
     });
     expect(again.status).toBe(200);
+    const killedRunId = (again.body as { run_id: string }).run_id;
     await until(() => slowCalls() === 2, 20_000);
+    const killedPid = b.child.pid;
     b.child.kill("SIGKILL");
     await b.exited;
     hang = false;
-    let resumed = await call(a, "POST", `${path}/runs/wait`, { assistant_id: boss.id });
-    const deadline = Date.now() + 10_000;
-    while (resumed.status === 409 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      resumed = await call(a, "POST", `${path}/runs/wait`, { assistant_id: boss.id });
-    }
+    const killed = await call(a, "GET", `${path}/runs/${killedRunId}`);
+    expect(killed.body).toMatchObject({ status: "interrupted", subagent_runs: [] });
+    expect((killed.body as { status_reason: string }).status_reason).toContain(`pid ${killedPid}`);
+    const resumed = await call(a, "POST", `${path}/runs/wait`, { assistant_id: boss.id });
     expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
     const values = resumed.body as {
       messages: { content: string }[];
@@ -202,5 +204,10 @@ describe("several server processes on one PostgreSQL database", { timeout: 90_00
     expect(values.subagent_runs.map((run) => run.status)).toEqual(["cancelled", "completed"]);
     // The resumed child continued its own thread: one more slow call, not a restart.
     expect(slowCalls()).toBe(3);
+    // The killed run stays interrupted after the thread ran again.
+    expect((await call(a, "GET", `${path}/runs/${killedRunId}`)).body).toMatchObject({
+      status: "interrupted",
+      status_reason: (killed.body as { status_reason: string }).status_reason,
+    });
   });
 });

@@ -26,6 +26,7 @@ describe("openSqliteDatabase", () => {
       "0003_users_tokens",
       "0004_thread_metadata",
       "0005_runs_and_leases",
+      "0006_run_runners_and_outcomes",
     ]);
   });
 
@@ -75,6 +76,7 @@ describe("openSqliteDatabase", () => {
         "0003_users_tokens",
         "0004_thread_metadata",
         "0005_runs_and_leases",
+        "0006_run_runners_and_outcomes",
       ]);
     } finally {
       await second.close();

@@ -1,62 +1,56 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import SQLite from "better-sqlite3";
+import { Kysely, type Migration, Migrator, SqliteDialect, sql } from "kysely";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Database, openSqliteDatabase } from "../../store/database.js";
+import { openSqliteDatabase } from "../../store/database.js";
+import { MIGRATIONS } from "../../store/migrations.js";
 import { RunRepository } from "../../store/runs.js";
+import { runRunStoreSuite } from "./runs-suite.js";
 
-describe("runs and thread leases", () => {
+runRunStoreSuite("sqlite", () => openSqliteDatabase(":memory:"));
+
+describe("migration 0006_run_runners_and_outcomes", () => {
   let dir: string;
-  let database: Database;
-  let now: Date;
-  let runs: RunRepository;
-
-  beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), "runs-"));
-    database = await openSqliteDatabase(join(dir, "agents.sqlite"));
-    now = new Date("2026-01-01T00:00:00.000Z");
-    runs = new RunRepository(database.db, { now: () => now });
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "runs-0006-"));
   });
-  afterEach(async () => {
-    await database.close();
+  afterEach(() => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("lets one run hold a thread until it releases it or its lease expires", async () => {
-    expect(await runs.acquireThread("t1", "run-a", 1_000)).toBe(true);
-    expect(await runs.acquireThread("t1", "run-b", 1_000)).toBe(false);
-    // Another thread is independent.
-    expect(await runs.acquireThread("t2", "run-b", 1_000)).toBe(true);
+  it("keeps the runs of a file that ran up to 0005, without a runner and with no records", async () => {
+    const file = join(dir, "old.sqlite");
+    const old = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new SQLite(file) }) });
+    const earlier = MIGRATIONS.filter((entry) => entry.name < "0006");
+    const migrated = await new Migrator({
+      db: old,
+      provider: {
+        getMigrations: async (): Promise<Record<string, Migration>> =>
+          Object.fromEntries(earlier.map(({ name, migration }) => [name, migration])),
+      },
+    }).migrateToLatest();
+    expect(migrated.error).toBeUndefined();
+    await sql`insert into runs (run_id, thread_id, owner_uid, agent_id, status, created_at, updated_at)
+      values ('r1', 't1', 'alice', 'a1', 'running', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`.execute(
+      old,
+    );
+    await old.destroy();
 
-    // Renewed in time, the lease holds past its first expiry.
-    now = new Date(now.getTime() + 900);
-    expect(await runs.renewThread("t1", "run-a", 1_000)).toBe(true);
-    now = new Date(now.getTime() + 900);
-    expect(await runs.acquireThread("t1", "run-b", 1_000)).toBe(false);
-
-    // Not renewed (its process died), it expires and another run takes the thread over.
-    now = new Date(now.getTime() + 1_001);
-    expect(await runs.acquireThread("t1", "run-b", 1_000)).toBe(true);
-    expect(await runs.renewThread("t1", "run-a", 1_000)).toBe(false);
-    // The old holder's release does not free the new holder's thread.
-    await runs.releaseThread("t1", "run-a");
-    expect(await runs.acquireThread("t1", "run-c", 1_000)).toBe(false);
-    await runs.releaseThread("t1", "run-b");
-    expect(await runs.acquireThread("t1", "run-c", 1_000)).toBe(true);
-  });
-
-  it("records runs and lets their owner ask a running one to stop", async () => {
-    await runs.start({ runId: "r1", threadId: "t1", uid: "alice", agentId: "a1" });
-    expect(await runs.cancelRequested("r1")).toBe(false);
-    expect(await runs.requestCancel("bob", "r1")).toBe(false);
-    expect(await runs.requestCancel("alice", "missing")).toBe(false);
-    expect(await runs.requestCancel("alice", "r1")).toBe(true);
-    expect(await runs.cancelRequested("r1")).toBe(true);
-
-    await runs.finish("r1", "interrupted");
-    expect(await runs.get("alice", "r1")).toMatchObject({ status: "interrupted", thread_id: "t1" });
-    expect(await runs.get("bob", "r1")).toBeUndefined();
-    // A finished run cannot be cancelled any more.
-    expect(await runs.requestCancel("alice", "r1")).toBe(false);
+    const database = await openSqliteDatabase(file);
+    try {
+      const runs = new RunRepository(database.db);
+      expect(await runs.find("r1")).toMatchObject({
+        status: "running",
+        runner_pid: null,
+        runner_pid_scope: null,
+        status_reason: null,
+        subagent_runs: "[]",
+      });
+      expect((await runs.running()).map((row) => row.run_id)).toEqual(["r1"]);
+    } finally {
+      await database.close();
+    }
   });
 });

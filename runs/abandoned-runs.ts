@@ -1,0 +1,160 @@
+/**
+ * Runs whose process died keep their rows truthful and free their threads.
+ *
+ * A process killed mid-run cannot write its run's end: the row stays `running` and the thread's
+ * lease holds the thread until it expires. Whoever finds such a run records it `interrupted`,
+ * with the reason and the subagent records it made, and the thread is free for the next run:
+ * - a process on the same machine knows at once, from the pid the row names
+ *   (`util/process-identity.ts`): it breaks the dead holder's lease instead of waiting for it;
+ * - a process elsewhere knows once the lease has run out (nothing renews it).
+ * It is found when a run takes the thread ({@link AbandonedRuns.acquireThread}), when a process
+ * starts ({@link AbandonedRuns.sweep}), and when the run's record is read
+ * ({@link AbandonedRuns.settle}), so no API ever answers `running` for a dead run.
+ *
+ * The records are read from the thread's newest checkpoint while the finder holds the thread's
+ * lease, so no new run has written to it yet: the dead run's last step, with the children that
+ * had completed in it (runs checkpoint with `durability: "sync"`, see `run-lifecycle.ts`).
+ */
+
+import { randomUUID } from "node:crypto";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { SubagentRun } from "../middleware/subagent-runs.js";
+import type { RunRepository, RunRow, ThreadLease } from "../store/runs.js";
+import { type Liveness, livenessOf, type ProcessIdentity } from "../util/process-identity.js";
+import { readRunSubagentRuns } from "./thread-state.js";
+
+/** What {@link AbandonedRuns} works with. */
+export interface AbandonedRunsOptions {
+  runs: RunRepository;
+  /** Where the dead runs' threads are checkpointed (their subagent records are read there). */
+  saver: BaseCheckpointSaver;
+  /** This process (a row naming it is never judged dead). */
+  self: ProcessIdentity;
+  /** Length of the short lease a process takes on a thread while it records a dead run there. */
+  leaseMs: number;
+  warn(message: string): void;
+}
+
+/** What the next step is for whoever reads an interrupted run's reason. */
+const RESUME_HINT = "run the thread again without input to resume it";
+
+/** Finds runs left `running` by dead processes and records them `interrupted`. */
+export class AbandonedRuns {
+  constructor(private readonly options: AbandonedRunsOptions) {}
+
+  /**
+   * Takes `threadId`'s lease for `runId`, like `RunRepository.acquireThread`, except that a lease
+   * held by a process on this machine that has died is broken first (no waiting for it to run
+   * out). Once the thread is held, every other run still marked running on it has lost the
+   * thread: each whose process is not known to live is recorded `interrupted`.
+   *
+   * @returns whether the thread is now `runId`'s
+   */
+  async acquireThread(threadId: string, runId: string): Promise<boolean> {
+    const { runs, leaseMs } = this.options;
+    const before = await runs.lease(threadId);
+    if (before && before.run_id !== runId && !before.expired) {
+      const holder = await runs.find(before.run_id);
+      if (holder && this.livenessOf(holder) === "dead") {
+        await runs.breakLease(threadId, before.run_id, before.lease_until);
+      }
+    }
+    if (!(await runs.acquireThread(threadId, runId, leaseMs))) return false;
+    for (const row of await runs.running(threadId)) {
+      if (row.run_id === runId) continue;
+      const reason = this.deathOf(row, before);
+      if (reason) await this.interrupt(row, reason);
+    }
+    return true;
+  }
+
+  /**
+   * Records every run left running by a dead process `interrupted` and frees its thread; for a
+   * process's start. Failures are warned about, never thrown: a start must not fail over them.
+   *
+   * @returns how many runs were recorded interrupted
+   */
+  async sweep(): Promise<number> {
+    let count = 0;
+    try {
+      for (const row of await this.options.runs.running()) {
+        if (await this.reclaim(row)) count += 1;
+      }
+    } catch (error) {
+      this.options.warn(
+        `could not look for runs left running by stopped processes: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    return count;
+  }
+
+  /**
+   * `row` as it truly stands: a running row whose process is gone is first recorded
+   * `interrupted` (and its thread freed).
+   */
+  async settle(row: RunRow): Promise<RunRow> {
+    if (row.status !== "running" || !(await this.reclaim(row))) return row;
+    return (await this.options.runs.find(row.run_id)) ?? row;
+  }
+
+  /**
+   * Records `row` interrupted if its process is gone: takes its thread with a lease of its own
+   * (so no new run writes there meanwhile), which records every dead run there, then frees it.
+   * @returns whether `row` is now recorded interrupted
+   */
+  private async reclaim(row: RunRow): Promise<boolean> {
+    const { runs } = this.options;
+    if (!this.deathOf(row, await runs.lease(row.thread_id))) return false;
+    const reclaimer = `reclaim:${randomUUID()}`;
+    if (!(await this.acquireThread(row.thread_id, reclaimer))) return false;
+    try {
+      return (await runs.find(row.run_id))?.status === "interrupted";
+    } finally {
+      await runs.releaseThread(row.thread_id, reclaimer);
+    }
+  }
+
+  /**
+   * Why `row`'s run is not running any more, or undefined while it may be. On this machine its
+   * pid decides; elsewhere its lease (`lease`, the thread's lease as last read) does: still held
+   * and not run out, the run may live.
+   */
+  private deathOf(row: RunRow, lease: ThreadLease | undefined): string | undefined {
+    const liveness = this.livenessOf(row);
+    if (liveness === "alive") return undefined;
+    const who =
+      row.runner_pid === null
+        ? "the process running it"
+        : `the process running it (pid ${row.runner_pid} on ${row.runner_host ?? "an unknown host"})`;
+    if (liveness === "dead") return `${who} stopped before the run finished; ${RESUME_HINT}`;
+    if (lease?.run_id === row.run_id && !lease.expired) return undefined;
+    return lease?.run_id === row.run_id
+      ? `${who} stopped renewing its hold on the thread (its lease ran out at ${lease.lease_until}) before the run finished; ${RESUME_HINT}`
+      : `${who} lost its hold on the thread before the run finished; ${RESUME_HINT}`;
+  }
+
+  private livenessOf(row: RunRow): Liveness {
+    if (row.runner_pid === null || row.runner_pid_scope === null) return "unknown";
+    return livenessOf(
+      {
+        pid: row.runner_pid,
+        pidScope: row.runner_pid_scope,
+        pidStart: row.runner_pid_start ?? "",
+      },
+      this.options.self,
+    );
+  }
+
+  /** Records `row` interrupted with `reason` and the subagent records its thread shows. */
+  private async interrupt(row: RunRow, reason: string): Promise<void> {
+    let children: SubagentRun[] = [];
+    try {
+      children = await readRunSubagentRuns(this.options.saver, row.thread_id, row.created_at);
+    } catch (error) {
+      this.options.warn(
+        `run ${row.run_id}: its subagent records could not be read from thread "${row.thread_id}": ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    await this.options.runs.interrupt(row.run_id, reason, children);
+  }
+}
