@@ -6,7 +6,6 @@ import { fileURLToPath } from "node:url";
 import type { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterEach, describe, expect, it } from "vitest";
-import { ErrorCode } from "../../errors.js";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
 import { readHistory, readThreadState } from "../../runs/thread-state.js";
 import { createRuntime, type Runtime } from "../../runtime.js";
@@ -28,20 +27,6 @@ interface Worker {
 }
 
 /** `test/support/durable-worker.ts` in its own process, stdout and stderr collected. */
-/** Retries `run` while the thread is busy (a dead process's lease not yet expired), up to 10 s. */
-async function resumeOnceFree<T>(run: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      return await run();
-    } catch (error) {
-      const busy = (error as { code?: unknown }).code === ErrorCode.ThreadBusy;
-      if (!busy || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
-
 function startWorker(dataDir: string, env: NodeJS.ProcessEnv): Worker {
   const child = spawn(
     process.execPath,
@@ -172,8 +157,8 @@ describe("subagents survive a SIGKILL of the process (sqlite)", { timeout: 120_0
     };
 
     // 1. The first process: boss delegates to fast and slow; fast finishes, slow hangs.
-    // A short thread lease: the dead process's hold on the thread expires quickly.
-    worker = startWorker(dataDir, cleanEnv({ ...modelEnv, SUBAGENT_THREAD_LEASE_MS: "400" }));
+    // Its thread lease is the default 30 s, which the next process need not wait out.
+    worker = startWorker(dataDir, cleanEnv(modelEnv));
     const running = worker;
     const server = fake;
     const diagnostics = () =>
@@ -236,10 +221,9 @@ describe("subagents survive a SIGKILL of the process (sqlite)", { timeout: 120_0
     // 3. A new runtime on the same data dir resumes the thread: a run with no input.
     resumed = true;
     runtime = await createRuntime({ dataDir, env: modelEnv });
-    const current = runtime;
-    // The killed process's lease holds the thread until it expires (the thread is never run
-    // twice at once); then it is resumable from this process.
-    const result = await resumeOnceFree(() => current.run({ uid: "alice", threadId: THREAD_ID }));
+    // The killed process's lease would hold the thread for 30 s; this process sees that
+    // process's pid is gone and takes the thread at once.
+    const result = await runtime.run({ uid: "alice", threadId: THREAD_ID });
 
     expect(server.failures).toEqual([]);
     const afterResume = callsOf(server.requests);
