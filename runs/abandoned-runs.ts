@@ -75,15 +75,22 @@ export class AbandonedRuns {
    * @returns how many runs were recorded interrupted
    */
   async sweep(): Promise<number> {
-    let count = 0;
+    const failed = (what: string, error: unknown) =>
+      this.options.warn(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+    let rows: RunRow[];
     try {
-      for (const row of await this.options.runs.running()) {
-        if (await this.reclaim(row)) count += 1;
-      }
+      rows = await this.options.runs.running();
     } catch (error) {
-      this.options.warn(
-        `could not look for runs left running by stopped processes: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      failed("could not look for runs left running by stopped processes", error);
+      return 0;
+    }
+    let count = 0;
+    for (const row of rows) {
+      try {
+        if (await this.reclaim(row)) count += 1;
+      } catch (error) {
+        failed(`could not record run ${row.run_id} (left running) as interrupted`, error);
+      }
     }
     return count;
   }
@@ -93,7 +100,9 @@ export class AbandonedRuns {
    * `interrupted` (and its thread freed).
    */
   async settle(row: RunRow): Promise<RunRow> {
-    if (row.status !== "running" || !(await this.reclaim(row))) return row;
+    if (row.status !== "running") return row;
+    await this.reclaim(row);
+    // Read again: this reclaim, or another process's at the same moment, may have recorded it.
     return (await this.options.runs.find(row.run_id)) ?? row;
   }
 
