@@ -63,6 +63,21 @@ export const ErrorCode = {
   Internal: "INTERNAL",
   /** An MCP server name in an agent's config is not defined (mcp.json / the mcpServers option). */
   UnknownMcpServer: "UNKNOWN_MCP_SERVER",
+  /**
+   * A model call took longer than the model timeout (`SUBAGENT_GRAPH_MODEL_TIMEOUT_MS`, the
+   * `model_timeout_ms` setting) and was aborted; the thread takes the next message.
+   */
+  ModelTimeout: "MODEL_TIMEOUT",
+  /**
+   * A model call failed for good: the provider answered with an error or the connection broke,
+   * after the client's retries. The message names the model and what it answered.
+   */
+  ModelFailed: "MODEL_FAILED",
+  /**
+   * The model kept sending tool calls that could not be run (arguments that are not JSON or do
+   * not fit the tool's schema, unknown tools), turn after turn, so the run was stopped.
+   */
+  InvalidToolCalls: "INVALID_TOOL_CALLS",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -22,6 +22,7 @@ export type { ErrorCode as ErrorCodeValue, SubagentGraphErrorOptions } from "./e
 export { ErrorCode, SubagentGraphError } from "./errors.js";
 export type { SubagentRun, SubagentRunStatus, SubagentUsage } from "./middleware/subagent-runs.js";
 export { TASK_TOOL_NAME } from "./middleware/task.js";
+export type { RefusalReason, RefusedToolCall } from "./middleware/tool-call-answers.js";
 export { defaultModelSpec, OFFLINE_MODEL } from "./models/factory.js";
 export { OFFLINE_LABEL, OfflineChatModel } from "./models/offline.js";
 export type { EventToolCall, RunEvent, RunResult } from "./runs/events.js";

@@ -15,10 +15,15 @@ export interface Limits {
   subagent_timeout_ms: number | undefined;
 }
 
-/** Process-wide settings: default limits, and whether delegation is on at all. */
+/** Process-wide settings: default limits, whether delegation is on at all, the model timeout. */
 export interface ProcessSettings extends Limits {
   /** `false` removes the `task` tool from every agent. */
   enabled: boolean;
+  /**
+   * How long one model call (main agents and subagents alike) may take, its retries included,
+   * before it is aborted and fails with `MODEL_TIMEOUT`. Default 120 000 ms.
+   */
+  model_timeout_ms: number;
 }
 
 /** The design's built-in defaults. */
@@ -28,6 +33,7 @@ export const BUILTIN_LIMITS: Readonly<ProcessSettings> = Object.freeze({
   max_parallel_subagents: 3,
   subagent_timeout_ms: undefined,
   enabled: true,
+  model_timeout_ms: 120_000,
 });
 
 /** Environment variables that override {@link BUILTIN_LIMITS} process-wide. */
@@ -37,6 +43,7 @@ export const LIMIT_ENV_VARS: Readonly<Record<keyof ProcessSettings, string>> = O
   max_parallel_subagents: "SUBAGENT_MAX_PARALLEL",
   subagent_timeout_ms: "SUBAGENT_TIMEOUT_MS",
   enabled: "SUBAGENT_ENABLED",
+  model_timeout_ms: "SUBAGENT_GRAPH_MODEL_TIMEOUT_MS",
 });
 
 const positive = z.number().int().positive();

@@ -7,12 +7,19 @@ import { type AgentGraph, backendFor } from "../backends/registry.js";
 import type { BackendDeps } from "../backends/resources.js";
 import { subagentToolNames } from "../backends/subagent-tools.js";
 import { createFileScopeMiddleware } from "../middleware/file-scope.js";
+import { createModelCallGuardMiddleware } from "../middleware/model-call-guard.js";
 import type { ParentRunScope } from "../middleware/parent-scope.js";
 import {
   createSubagentLimitsMiddleware,
   type SubagentBounds,
 } from "../middleware/subagent-limits.js";
-import { createTaskMiddleware, type DispatchLimits, type LoadedChild } from "../middleware/task.js";
+import {
+  createTaskMiddleware,
+  type DispatchLimits,
+  type LoadedChild,
+  TASK_TOOL_NAME,
+} from "../middleware/task.js";
+import { createToolCallAnswersMiddleware } from "../middleware/tool-call-answers.js";
 import type { SkillSummary } from "../sandbox/skills/library.js";
 
 /** What {@link buildAgentGraph} needs besides the record. */
@@ -27,6 +34,8 @@ export interface AgentGraphDeps extends BackendDeps {
   dispatchLimits(parent: AgentRecord, scope: ParentRunScope): Promise<DispatchLimits>;
   /** The process-wide `max_rounds` now (for a subagent graph run without the task tool's bounds). */
   defaultMaxRounds(): number;
+  /** How long one model call may take now, in ms (the process-wide `model_timeout_ms`). */
+  modelTimeoutMs(): number;
   /** Materialises the agent's configured skills into a skills scope and returns them. */
   prepareSkills(record: AgentRecord, skillsThreadId: string): Promise<SkillSummary[]>;
 }
@@ -37,8 +46,10 @@ export interface AgentGraphDeps extends BackendDeps {
  *   allow-list (`context.subagents` ∩ subagents visible to the user) is non-empty;
  * - any other (subagents) gets the rounds / allowed-tools / execution-guard middleware, and the
  *   built-in general-purpose subagent also its per-call prompt;
- * - both get the file-scope middleware last (innermost), so its sections are appended to the
- *   final system message and it sees the tools left after the allowed-set filter.
+ * - both get the tool-call answers (every call the model makes gets a tool message, even a
+ *   malformed or unknown one), then the file-scope middleware, so its sections are appended to
+ *   the final system message and it sees the tools left after the allowed-set filter, and
+ *   innermost the model-call guard (timeout, typed failures), which wraps the model call alone.
  *
  * `mcpTools` are the agent's MCP tools (from `context.mcp_servers`), resolved by the caller: they
  * are known only once the servers are connected, which is async, while building is not. For a
@@ -56,13 +67,11 @@ export function buildAgentGraph(
     // A main agent's thread takes many turns; a subagent's child thread takes one run.
     refreshEachRun: backend.acceptsSubagents,
   });
+  const guard = createModelCallGuardMiddleware({ timeoutMs: () => deps.modelTimeoutMs() });
   if (!backend.acceptsSubagents) {
-    return backend.build(
-      record,
-      deps,
-      [...subagentMiddleware(record, deps, mcpTools), fileScope],
-      mcpTools,
-    );
+    const { middleware, toolNames } = subagentMiddleware(record, deps, mcpTools);
+    const answers = createToolCallAnswersMiddleware({ toolNames });
+    return backend.build(record, deps, [...middleware, answers, fileScope, guard], mcpTools);
   }
   const middleware =
     allowedSubagents.length > 0
@@ -77,7 +86,15 @@ export function buildAgentGraph(
           }),
         ]
       : [];
-  return backend.build(record, deps, [...middleware, fileScope], mcpTools);
+  // The names an unknown-tool answer lists: the agent's tools, the same selection its backend
+  // makes, plus `task` when it may delegate.
+  const toolNames = [
+    ...deps.tools.select(record.config_json.context.tools, record.slug),
+    ...mcpTools,
+  ].map((tool) => tool.name);
+  if (allowedSubagents.length > 0) toolNames.push(TASK_TOOL_NAME);
+  const answers = createToolCallAnswersMiddleware({ toolNames: () => toolNames });
+  return backend.build(record, deps, [...middleware, answers, fileScope, guard], mcpTools);
 }
 
 function subagentMiddleware(
@@ -98,7 +115,8 @@ function subagentMiddleware(
     };
   };
   const limits = createSubagentLimitsMiddleware(readBounds);
-  if (!isGeneralPurpose(record)) return [limits];
+  const toolNames = (context: unknown) => [...readBounds(context).allowedTools];
+  if (!isGeneralPurpose(record)) return { middleware: [limits], toolNames };
   const prompt = createMiddleware({
     name: "GeneralPurposePrompt",
     wrapModelCall: async (request, handler) => {
@@ -111,7 +129,7 @@ function subagentMiddleware(
       });
     },
   });
-  return [limits, prompt];
+  return { middleware: [limits, prompt], toolNames };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { agentLimits, type Limits } from "../agents/limits.js";
+import { agentLimits, type ProcessSettings } from "../agents/limits.js";
 import type { AgentRepository } from "../agents/repository.js";
 import type { AgentRecord } from "../agents/schema.js";
 import { GENERAL_PURPOSE_SLUG, generalPurposeRecord } from "../backends/general-purpose.js";
@@ -18,7 +18,7 @@ export interface AgentGraphsOptions {
   /** Materialises an agent's configured skills into a skills scope (see `prepareAgentSkills`). */
   prepareSkills(record: AgentRecord, skillsThreadId: string): Promise<SkillSummary[]>;
   /** Process-wide settings now (environment, config); called on every dispatch. */
-  processLimits(): Limits & { enabled: boolean };
+  processLimits(): ProcessSettings;
   warn(message: string): void;
   /** MCP tools of `context.mcp_servers`; absent = no MCP servers. */
   mcp?: McpToolSource | undefined;
@@ -43,6 +43,7 @@ export class AgentGraphs {
       loadChild: (parent, slug, scope) => this.loadChild(parent, slug, scope),
       dispatchLimits: (parent, scope) => this.dispatchLimits(parent, scope),
       defaultMaxRounds: () => options.processLimits().max_rounds,
+      modelTimeoutMs: () => options.processLimits().model_timeout_ms,
       prepareSkills: (record, skillsThreadId) => options.prepareSkills(record, skillsThreadId),
     };
   }

@@ -29,6 +29,10 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.Unsupported]: 422,
   [ErrorCode.Internal]: 500,
   [ErrorCode.UnknownMcpServer]: 422,
+  // The model is an upstream service: it timed out (504) or misbehaved (502).
+  [ErrorCode.ModelTimeout]: 504,
+  [ErrorCode.ModelFailed]: 502,
+  [ErrorCode.InvalidToolCalls]: 502,
 };
 
 /** The one error shape every endpoint answers with. */

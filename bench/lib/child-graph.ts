@@ -38,6 +38,7 @@ export async function ourChildGraph(
       maxParallelSubagents: BUILTIN_LIMITS.max_parallel_subagents,
     }),
     defaultMaxRounds: () => BUILTIN_LIMITS.max_rounds,
+    modelTimeoutMs: () => BUILTIN_LIMITS.model_timeout_ms,
     prepareSkills: options.skills
       ? (agent, skillsThreadId) =>
           prepareAgentSkills(

@@ -696,7 +696,8 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
       expect(result.subagentRuns[0]).toMatchObject({
         status: "failed",
         rounds: 1,
-        error: "second call broke",
+        error:
+          'model "flaky" failed: second call broke; try again later, or check the model server and its key',
         usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
       });
       assertScriptsComplete();

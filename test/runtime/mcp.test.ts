@@ -161,9 +161,14 @@ describe("MCP tools", () => {
           expect(outside?.content).toContain("Access denied");
           expect(env?.status).toBe("success");
           expect(env?.content).toContain('"MCP_TEST_MARK": "marked"');
-          // Arguments are checked against the server's JSON schema before any call.
+          // Arguments are checked against the server's JSON schema before any call, and the
+          // answer names each problem.
           expect(badArgs?.status).toBe("error");
-          expect(badArgs?.content).toContain("did not match expected schema");
+          expect(badArgs?.content).toContain(
+            'the arguments of your "mcp_ev_get-sum" call do not fit its schema (',
+          );
+          expect(badArgs?.content).toContain('required property "b"');
+          expect(badArgs?.content).toContain('a: Instance type "string" is invalid');
         },
         reply: { text: "handled" },
       },

@@ -313,13 +313,16 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
     });
 
     it("contains a failing child: failed record, error message, siblings and parent go on", async () => {
+      // What the model-call guard makes of the scripted model's error (MODEL_FAILED).
+      const brokenModel =
+        'model "broken" failed: model exploded; try again later, or check the model server and its key';
       const main = model("main", [
         { reply: { toolCalls: [taskCall("broken", "explode"), taskCall("steady", "work")] } },
         {
           expect: (call) => {
             const [failed, succeeded] = call.messages.slice(-2) as ToolMessage[];
             expect(failed?.status).toBe("error");
-            expect(failed?.content).toBe('subagent "broken" failed: model exploded');
+            expect(failed?.content).toBe(`subagent "broken" failed: ${brokenModel}`);
             expect(succeeded?.content).toBe("steady result");
           },
           reply: { text: "partial answer" },
@@ -343,7 +346,7 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
 
       expect(result.output).toBe("partial answer");
       expect(result.subagentRuns.map((run) => [run.subagent_type, run.status, run.error])).toEqual([
-        ["broken", "failed", "model exploded"],
+        ["broken", "failed", brokenModel],
         ["steady", "completed", null],
       ]);
       assertScriptsComplete();

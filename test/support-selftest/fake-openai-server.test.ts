@@ -266,3 +266,95 @@ describe("routeByModel", () => {
     ]);
   });
 });
+
+describe("fault injection", () => {
+  it("sends string arguments verbatim, so the client sees a call whose JSON does not parse", async () => {
+    const server = await start(() => ({
+      content: "",
+      toolCalls: [{ id: "call_bad", name: "lookup", arguments: '{"q": ' }],
+    }));
+
+    const reply = await chatModel(server).invoke("go");
+
+    expect(reply.tool_calls).toEqual([]);
+    expect(reply.invalid_tool_calls).toEqual([
+      expect.objectContaining({ id: "call_bad", name: "lookup", args: '{"q": ' }),
+    ]);
+    expect(server.failures).toEqual([]);
+  });
+
+  it("refuses, like OpenAI, a history with an unanswered tool call (and records it)", async () => {
+    const server = await start(() => ({ content: "never sent" }));
+    const send = (messages: unknown[]) =>
+      fetch(`${server.url}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-4o-mini", messages }),
+      });
+    const call = { id: "c1", type: "function", function: { name: "x", arguments: "{}" } };
+    const assistant = { role: "assistant", content: null, tool_calls: [call] };
+
+    const unanswered = await send([
+      { role: "user", content: "hi" },
+      assistant,
+      { role: "user", content: "again" },
+    ]);
+    const stray = await send([
+      { role: "user", content: "hi" },
+      { role: "tool", tool_call_id: "c9", content: "?" },
+    ]);
+    const answered = await send([
+      { role: "user", content: "hi" },
+      assistant,
+      { role: "tool", tool_call_id: "c1", content: "ok" },
+      { role: "user", content: "again" },
+    ]);
+
+    expect(unanswered.status).toBe(400);
+    expect(await unanswered.text()).toContain(
+      "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: c1",
+    );
+    expect(stray.status).toBe(400);
+    expect(answered.status).toBe(200);
+    expect(server.failures).toHaveLength(2);
+  });
+
+  it("hangs until the client gives up, before the reply or half-way through a stream", async () => {
+    const server = await start((_request, index) => ({
+      hang: index === 0 ? "before-reply" : "mid-stream",
+    }));
+
+    const before = chatModel(server).invoke("x", { signal: AbortSignal.timeout(200) });
+    await expect(before).rejects.toThrow();
+    const chunks: string[] = [];
+    const streamed = (async () => {
+      const stream = await chatModel(server).stream("x", { signal: AbortSignal.timeout(200) });
+      for await (const chunk of stream) chunks.push(String(chunk.content));
+    })();
+    await expect(streamed).rejects.toThrow();
+
+    expect(chunks.join("")).toBe("Let me");
+    await vi.waitFor(() => expect(server.aborted).toEqual([0, 1]));
+    expect(server.failures).toEqual([]);
+  });
+
+  it("resets the connection, and sends retry-after with an error reply", async () => {
+    const server = await start((_request, index) =>
+      index === 0
+        ? { reset: true }
+        : { status: 429, error: { message: "slow down" }, headers: { "retry-after": "7" } },
+    );
+
+    await expect(chatModel(server).invoke("x")).rejects.toThrow(/Connection error/);
+    const limited = await fetch(`${server.url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "x" }] }),
+    });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("7");
+    // Neither is a client disconnect.
+    expect(server.aborted).toEqual([]);
+    expect(server.failures).toEqual([]);
+  });
+});

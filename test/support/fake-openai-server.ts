@@ -28,8 +28,12 @@ export interface ChatCompletionRequestBody {
 export interface FakeSuccessReply {
   /** Assistant text. With tool calls and `""`, the wire carries `content: null` like OpenAI. */
   content: string;
-  /** Tool calls; `id` defaults to `call_<request index>_<position>`. */
-  toolCalls?: Array<{ id?: string; name: string; arguments: Record<string, unknown> }>;
+  /**
+   * Tool calls; `id` defaults to `call_<request index>_<position>`. `arguments` given as a
+   * string goes on the wire verbatim, so a test can send what a faulty model does (JSON that
+   * does not parse, a JSON array); an object is serialised.
+   */
+  toolCalls?: Array<{ id?: string; name: string; arguments: Record<string, unknown> | string }>;
   /** Wait this long before answering (aborted early if the client disconnects). */
   delayMs?: number;
   /** Token usage; defaults to a rough chars/4 estimate so `usage_metadata` is always present. */
@@ -42,10 +46,27 @@ export interface FakeErrorReply {
   status: number;
   error: { message: string; type?: string };
   delayMs?: number;
+  /** Extra response headers, e.g. `{ "retry-after": "0" }` (a 429 is retried only with one). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * A request the server never finishes answering, as a stuck provider does: `"before-reply"`
+ * sends nothing at all, `"mid-stream"` sends the status line, headers and (for a streamed
+ * request) a first chunk of text, then nothing more. Either way the request stays open until
+ * the client gives up (recorded in {@link FakeOpenAIServer.aborted}) or the server closes.
+ */
+export interface FakeHangReply {
+  hang: "before-reply" | "mid-stream";
+}
+
+/** The connection is destroyed without an answer (the client sees a reset / socket hang-up). */
+export interface FakeResetReply {
+  reset: true;
 }
 
 /** What a handler tells the server to answer. */
-export type FakeReply = FakeSuccessReply | FakeErrorReply;
+export type FakeReply = FakeSuccessReply | FakeErrorReply | FakeHangReply | FakeResetReply;
 
 /**
  * Produces the reply to one chat-completions request. `index` is the 0-based position of the
@@ -87,6 +108,8 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 const isErrorReply = (reply: FakeReply): reply is FakeErrorReply => "error" in reply;
+const isHangReply = (reply: FakeReply): reply is FakeHangReply => "hang" in reply;
+const isResetReply = (reply: FakeReply): reply is FakeResetReply => "reset" in reply;
 
 const errorMessage = (error: unknown): string =>
   error instanceof Error ? error.message : String(error);
@@ -149,8 +172,39 @@ function wireToolCalls(reply: FakeSuccessReply, index: number): WireToolCall[] {
   return (reply.toolCalls ?? []).map((call, position) => ({
     id: call.id ?? `call_${index}_${position}`,
     name: call.name,
-    arguments: JSON.stringify(call.arguments),
+    arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
   }));
+}
+
+/**
+ * Where a request's history breaks OpenAI's tool-call pairing rule, in OpenAI's own words; null
+ * when it is valid. Every assistant message with `tool_calls` must be followed, before any other
+ * message, by one tool message for each of its call ids, and a tool message must answer a call
+ * of the assistant message before it. api.openai.com answers 400 to anything else, and a thread
+ * holding such a history can never be continued.
+ */
+export function toolCallPairingError(
+  messages: ReadonlyArray<Record<string, unknown>>,
+): string | null {
+  let pending: string[] = [];
+  let callsOfTurn = new Set<string>();
+  for (const message of messages) {
+    if (message.role === "tool") {
+      const id = typeof message.tool_call_id === "string" ? message.tool_call_id : "";
+      if (!callsOfTurn.has(id)) {
+        return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'. (tool_call_id ${JSON.stringify(id)})`;
+      }
+      pending = pending.filter((candidate) => candidate !== id);
+      continue;
+    }
+    if (pending.length > 0) break;
+    const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
+    const ids = calls.map((call) => (isRecord(call) && typeof call.id === "string" ? call.id : ""));
+    pending = message.role === "assistant" ? ids : [];
+    callsOfTurn = new Set(pending);
+  }
+  if (pending.length === 0) return null;
+  return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${pending.join(", ")}`;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -162,7 +216,14 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function sendError(res: ServerResponse, status: number, message: string, type: string): void {
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type: string,
+  headers: Record<string, string> = {},
+): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   sendJson(res, status, { error: { message, type, code: null, param: null } });
 }
 
@@ -174,6 +235,16 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/** Options of {@link startFakeOpenAIServer}. */
+export interface FakeOpenAIServerOptions {
+  /**
+   * Refuse a request whose history breaks the tool-call pairing rule (see
+   * {@link toolCallPairingError}) with OpenAI's 400, before the handler sees it, and record it in
+   * `failures`. Default true: a client that sends such a history has left a thread unusable.
+   */
+  checkToolCallPairing?: boolean;
+}
+
 /**
  * Starts a fake OpenAI server on 127.0.0.1 with an OS-assigned port.
  *
@@ -181,7 +252,11 @@ async function readBody(req: IncomingMessage): Promise<string> {
  * `GET /v1/models` (a one-entry list, for clients that probe it). Anything else is a 404 and a
  * `failures` entry.
  */
-export async function startFakeOpenAIServer(handler: FakeHandler): Promise<FakeOpenAIServer> {
+export async function startFakeOpenAIServer(
+  handler: FakeHandler,
+  options: FakeOpenAIServerOptions = {},
+): Promise<FakeOpenAIServer> {
+  const checkPairing = options.checkToolCallPairing ?? true;
   const requests: ChatCompletionRequestBody[] = [];
   const authorizations: Array<string | undefined> = [];
   const aborted: number[] = [];
@@ -212,6 +287,13 @@ export async function startFakeOpenAIServer(handler: FakeHandler): Promise<FakeO
     };
     signal.addEventListener("abort", markAborted, { once: true });
 
+    const pairing = checkPairing ? toolCallPairingError(request.messages) : null;
+    if (pairing !== null) {
+      failures.push(`request #${index} (model ${request.model}): ${pairing}`);
+      sendError(res, 400, pairing, "invalid_request_error");
+      return;
+    }
+
     let reply: FakeReply;
     try {
       reply = await handler(request, index);
@@ -223,6 +305,43 @@ export async function startFakeOpenAIServer(handler: FakeHandler): Promise<FakeO
       return;
     }
 
+    if (isResetReply(reply)) {
+      // Our own doing, not the client giving up: not an `aborted` entry.
+      signal.removeEventListener("abort", markAborted);
+      res.destroy();
+      return;
+    }
+    if (isHangReply(reply)) {
+      if (reply.hang === "mid-stream") {
+        const streamed = request.stream === true;
+        res.writeHead(200, {
+          "content-type": streamed ? "text/event-stream; charset=utf-8" : "application/json",
+        });
+        if (streamed) {
+          const first = {
+            id: "chatcmpl-fake-hang",
+            object: "chat.completion.chunk",
+            created: Math.floor(Date.now() / 1000),
+            model: request.model,
+            choices: [
+              {
+                index: 0,
+                delta: { role: "assistant", content: "Let me" },
+                logprobs: null,
+                finish_reason: null,
+              },
+            ],
+          };
+          res.write(`data: ${JSON.stringify(first)}\n\n`);
+        }
+      }
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+      if (!res.writableEnded) res.destroy();
+      return;
+    }
     if (reply.delayMs !== undefined && reply.delayMs > 0) {
       try {
         await sleep(reply.delayMs, undefined, { signal });
@@ -243,6 +362,7 @@ export async function startFakeOpenAIServer(handler: FakeHandler): Promise<FakeO
         reply.status,
         reply.error.message,
         reply.error.type ?? "invalid_request_error",
+        reply.headers,
       );
       return;
     }
