@@ -184,6 +184,43 @@ describe("model faults over HTTP", () => {
       parent.assertComplete();
     });
 
+    it("answers a malformed call in a streamed run too (the client parses streamed arguments its own way)", async () => {
+      const parent = createStrictScript([
+        () => ({
+          content: "",
+          toolCalls: [{ id: "call_bad", name: "task", arguments: BROKEN_TASK_ARGS }],
+        }),
+        (request) => {
+          expect(answerTo(request, "call_bad")).toContain('your "task" call are not valid JSON (');
+          return { content: "Let me answer myself: the moon." };
+        },
+      ]);
+      const { server } = await start({ "parent-model": parent.handler });
+      await create(subagentPayload("researcher", "openai:researcher-model", { tools: [] }));
+      await boss(["researcher"], { tools: [] });
+
+      const sse = await http?.call<string>("POST", "/threads/t-stream-json/runs/stream", {
+        token,
+        body: {
+          assistant_id: "boss",
+          input: human("Tides?"),
+          if_not_exists: "create",
+          stream_mode: ["messages-tuple", "values"],
+        },
+      });
+      expect(sse?.status).toBe(200);
+      expect(server.requests[0]?.stream).toBe(true);
+      expect(sse?.body).not.toContain("event: error");
+      const values = await state("t-stream-json");
+      expect(values.messages.at(-1)?.content).toBe("Let me answer myself: the moon.");
+      expect(toolMessage(values, "call_bad")).toMatchObject({
+        status: "error",
+        artifact: { kind: "refused_tool_call", reason: "malformed_arguments" },
+      });
+      expect(server.failures).toEqual([]);
+      parent.assertComplete();
+    });
+
     it("answers a call to an unknown tool of an agent with no tools at all", async () => {
       const parent = createStrictScript([
         () => ({
