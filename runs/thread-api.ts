@@ -6,6 +6,7 @@ import type { AgentRecord } from "../agents/schema.js";
 import type { AgentGraph } from "../backends/registry.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { metadataOf, type ThreadRecord, type ThreadRepository } from "../store/threads.js";
+import { checkForkEdit } from "./fork-values.js";
 
 /** A thread as the threads API shows it. */
 export interface ThreadInfo {
@@ -63,13 +64,22 @@ export interface ThreadsApi {
    * if node `asNode` had returned them (default: the last node that ran), and returns the new
    * checkpoint's id. Messages with the id of an existing message replace it: that is how a
    * message is edited. Run the thread without input from the new checkpoint to continue.
+   *
+   * @throws SubagentGraphError `VALIDATION_FAILED` before anything is written for values a fork
+   *   cannot hold (an unknown key or message type, a `subagent_runs` that is not a list of task
+   *   records) or an `asNode` the graph does not have, naming the field (see `runs/fork-values.ts`).
    */
   fork(
     uid: string,
     threadId: string,
     edit: { values: Record<string, unknown>; checkpointId?: string; asNode?: string },
   ): Promise<{ checkpointId: string }>;
-  /** The thread's states, newest first (`before`: only checkpoints older than that id). */
+  /**
+   * The thread's states, newest first (`before`: only checkpoints older than that id).
+   *
+   * @throws SubagentGraphError `NOT_FOUND` (field `before`) when `before` is not a checkpoint of
+   *   the thread.
+   */
   stateHistory(
     uid: string,
     threadId: string,
@@ -207,6 +217,8 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
           { field: "checkpoint_id" },
         );
       }
+      const base = await graph.getState(config(threadId, edit.checkpointId));
+      checkForkEdit(graph, edit, messageIdsOf(base.values));
       const written = (await graph.updateState(
         config(threadId, edit.checkpointId),
         edit.values,
@@ -222,6 +234,14 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
     async stateHistory(uid, threadId, options = {}) {
       const row = await owned(uid, threadId);
       const graph = await graphFor(uid, row);
+      // An unknown cursor would otherwise list from the newest checkpoint, as if none was given.
+      if (options.before && !(await deps.saver.getTuple(config(threadId, options.before)))) {
+        throw new SubagentGraphError(
+          ErrorCode.NotFound,
+          `checkpoint "${options.before}" not found in thread "${threadId}": pass as before a checkpoint_id from its history, or leave it out to start from the newest`,
+          { field: "before" },
+        );
+      }
       const limit = options.limit ?? 10;
       const before = options.before ? config(threadId, options.before) : undefined;
       const states: StateSnapshot[] = [];
@@ -266,4 +286,16 @@ function snapshotOf(
     createdAt: tuple.checkpoint.ts,
     ...(tuple.parentConfig ? { parentConfig: tuple.parentConfig } : {}),
   };
+}
+
+/** Ids of the messages in a state's values (what a `remove` message of a fork may name). */
+function messageIdsOf(values: unknown): Set<string> {
+  const messages = (values as { messages?: unknown } | null | undefined)?.messages;
+  const ids = new Set<string>();
+  if (!Array.isArray(messages)) return ids;
+  for (const message of messages) {
+    const id = (message as { id?: unknown } | null)?.id;
+    if (typeof id === "string") ids.add(id);
+  }
+  return ids;
 }

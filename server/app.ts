@@ -11,6 +11,7 @@ import type { Runtime } from "../runtime.js";
 import { authHook } from "./auth.js";
 import { hasBuiltConsole, isConsolePath, registerConsole } from "./console.js";
 import { handleError, sendError } from "./http-errors.js";
+import { registerJsonBodyParser } from "./json-body.js";
 import { agentRoutes } from "./routes/agents.js";
 import { assistantRoutes } from "./routes/assistants.js";
 import { catalogRoutes } from "./routes/catalog.js";
@@ -19,6 +20,7 @@ import { mcpRoutes } from "./routes/mcp.js";
 import { runRoutes } from "./routes/runs.js";
 import { threadRoutes } from "./routes/threads.js";
 import { RunRegistry } from "./runs/run-registry.js";
+import { registerThreadScope } from "./thread-scope.js";
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -67,6 +69,7 @@ export async function createServer(
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
+  registerJsonBodyParser(app);
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 404, "NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`),
   );
@@ -102,6 +105,7 @@ export async function createServer(
     );
   }
   app.addHook("onRequest", authHook(runtime.users, consoleDir ? isConsolePath : undefined));
+  registerThreadScope(app, runtime);
   if (consoleDir) await registerConsole(app, consoleDir);
 
   const runs = new RunRegistry(runtime);

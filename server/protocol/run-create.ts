@@ -158,7 +158,11 @@ function inputText(input: unknown): string {
   if (!Array.isArray(messages) || messages.length !== 1) {
     throw new SubagentGraphError(ErrorCode.Validation, `input: ${fix}`, { field: "input" });
   }
-  const message = messages[0] as { type?: unknown; role?: unknown; content?: unknown };
+  const message = (typeof messages[0] === "object" && messages[0] !== null ? messages[0] : {}) as {
+    type?: unknown;
+    role?: unknown;
+    content?: unknown;
+  };
   const isHuman = message.type === "human" || message.role === "user" || message.role === "human";
   const text = contentText(message.content);
   if (!isHuman || text === undefined || text.trim() === "") {

@@ -1,5 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
+import { clampDepth } from "../../util/json-depth.js";
 
 /** A message as the LangGraph API sends it: LangChain's dict data plus a `type`. */
 export type MessageDict = Record<string, unknown> & { type: string; content: unknown };
@@ -29,19 +30,32 @@ export function serializeMessage(message: BaseMessage): MessageDict {
 }
 
 /**
+ * Deepest state value a response shows; anything deeper reads as {@link TOO_DEEP}. Request
+ * bodies are refused beyond 64 levels (`server/json-body.ts`), so this only clips values stored
+ * before that limit existed, which would otherwise overflow the stack in `JSON.stringify`.
+ */
+export const MAX_READ_DEPTH = 256;
+
+/** What a value deeper than {@link MAX_READ_DEPTH} is shown as. */
+export const TOO_DEEP = `[nested deeper than ${MAX_READ_DEPTH} levels: not shown]`;
+
+/**
  * State values (or a node's update) in wire form: messages anywhere become dicts, everything
  * else is kept if JSON can carry it. Undefined values are dropped, as JSON does.
  */
-export function serializeValue(value: unknown): unknown {
-  if (isMessage(value)) return serializeMessage(value);
-  if (Array.isArray(value)) return value.map(serializeValue);
+export function serializeValue(value: unknown, depth = 0): unknown {
+  if (isMessage(value)) {
+    return clampDepth(serializeMessage(value), Math.max(1, MAX_READ_DEPTH - depth), TOO_DEEP);
+  }
   if (value === null || typeof value !== "object") {
     return typeof value === "function" || typeof value === "symbol" ? undefined : value;
   }
+  if (depth >= MAX_READ_DEPTH) return TOO_DEEP;
+  if (Array.isArray(value)) return value.map((item) => serializeValue(item, depth + 1));
   if (value instanceof Date) return value.toISOString();
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    const serialized = serializeValue(item);
+    const serialized = serializeValue(item, depth + 1);
     if (serialized !== undefined) out[key] = serialized;
   }
   return out;

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { Runtime } from "../../runtime.js";
 import { errorResponses, fileEntrySchema } from "../schemas.js";
+import { newThreadId } from "../thread-scope.js";
 
 const threadParams = z.object({ thread_id: z.string().min(1) });
 
@@ -34,13 +35,15 @@ export function fileRoutes(app: FastifyInstance, runtime: Runtime, maxUploadByte
           { field: "file" },
         );
       }
-      const part = await request.file({ limits: { fileSize: maxUploadBytes, files: 1 } });
+      const part = await request
+        .file({ limits: { fileSize: maxUploadBytes, files: 1 } })
+        .catch(unreadableUpload);
       if (part?.fieldname !== "file") {
         throw new SubagentGraphError(ErrorCode.Validation, 'no field named "file" in the upload', {
           field: "file",
         });
       }
-      const content = await part.toBuffer();
+      const content = await part.toBuffer().catch(unreadableUpload);
       if (part.file.truncated) {
         throw new SubagentGraphError(
           ErrorCode.TooLarge,
@@ -53,9 +56,15 @@ export function fileRoutes(app: FastifyInstance, runtime: Runtime, maxUploadByte
         nameField && !Array.isArray(nameField) && nameField.type === "field"
           ? String(nameField.value)
           : undefined;
+      // Into the caller's thread by that name, or a new one of theirs (`server/thread-scope.ts`).
+      const thread = request.threadRef;
+      const threadId =
+        thread && !thread.exists
+          ? newThreadId(request.uid, thread.external)
+          : request.params.thread_id;
       const entry = await runtime.files.upload(
         request.uid,
-        request.params.thread_id,
+        threadId,
         renamed || part.filename,
         content,
       );
@@ -103,5 +112,22 @@ export function fileRoutes(app: FastifyInstance, runtime: Runtime, maxUploadByte
         .header("content-disposition", `attachment; filename*=UTF-8''${encodeURIComponent(name)}`)
         .send(bytes);
     },
+  );
+}
+
+/**
+ * A multipart body the parser could not read: busboy's own errors (no boundary, a body that is
+ * not multipart at all, a cut-off part) carry no HTTP status and would read as a 500, so they
+ * become a 422 naming the upload. The plugin's errors that do carry one (413 for the limits) are
+ * kept.
+ */
+function unreadableUpload(error: unknown): never {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === "number" && status >= 400 && status < 500) throw error;
+  const reason = error instanceof Error ? error.message : String(error);
+  throw new SubagentGraphError(
+    ErrorCode.Validation,
+    `the multipart body cannot be read (${reason}): send multipart/form-data with its boundary in the content-type and the file in a part named "file"`,
+    { field: "file", cause: error },
   );
 }

@@ -9,6 +9,7 @@ import { sseFrame, startSse } from "../protocol/sse.js";
 import type { ManagedRun, RunRegistry } from "../runs/run-registry.js";
 import type { WireStreamMode } from "../runs/translate.js";
 import { errorResponses, runSchema } from "../schemas.js";
+import { newThreadId, type ThreadRef, unscopeText } from "../thread-scope.js";
 import { chatAgent } from "./assistants.js";
 
 const threadParams = z.object({ thread_id: z.string().min(1) });
@@ -20,31 +21,59 @@ const isSet = (value: string | undefined) => value === "1" || value === "true";
 export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegistry): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
-  /** Starts a run on a thread of the caller (created first with `if_not_exists: "create"`). */
+  /**
+   * Starts a run on a thread of the caller (created first with `if_not_exists: "create"`, under
+   * the caller's own id: see `server/thread-scope.ts`). Every refusal comes before the thread is
+   * created.
+   */
   async function startRun(
     uid: string,
-    threadId: string,
+    thread: ThreadRef,
     body: RunCreateBody,
     defaultModes: WireStreamMode[],
   ) {
     const parsed = parseRunCreate(body, defaultModes);
     const agent = await chatAgent(runtime, uid, parsed.assistantId);
-    try {
-      await runtime.threads.get(uid, threadId);
-    } catch (error) {
-      if (!parsed.createThread || !isNotFound(error)) throw error;
+    let threadId = thread.id;
+    if (!thread.exists) {
+      // The runtime's answer for a thread the caller does not have.
+      if (!parsed.createThread) await runtime.threads.get(uid, thread.id);
+      if (parsed.checkpointId) throw checkpointNotFound(parsed.checkpointId, thread.external, body);
+      if (parsed.input === undefined) throw nothingToRun(thread.external, undefined);
+      threadId = newThreadId(uid, thread.external);
       await runtime.threads.create(uid, { threadId, ifExists: "do_nothing" });
+    } else if (parsed.input === undefined) {
+      // Checked here as well as by the runtime, which refuses only after it has recorded the run:
+      // a refused request writes nothing.
+      const state = await runtime.threads
+        .state(uid, threadId, parsed.checkpointId ? { checkpointId: parsed.checkpointId } : {})
+        .catch((error: unknown) => {
+          if (isNotFound(error) && (error as SubagentGraphError).field === "checkpoint_id") {
+            throw checkpointNotFound(parsed.checkpointId ?? "", thread.external, body);
+          }
+          throw error;
+        });
+      if (!state || state.next.length === 0)
+        throw nothingToRun(thread.external, parsed.checkpointId);
     }
-    const run = await runs.start({
-      uid,
-      threadId,
-      agentId: agent.id,
-      input: parsed.input,
-      checkpointId: parsed.checkpointId,
-      streamModes: parsed.streamModes,
-      subgraphs: parsed.subgraphs,
-      metadata: parsed.metadata,
-    });
+    const run = await runs
+      .start({
+        uid,
+        threadId,
+        agentId: agent.id,
+        input: parsed.input,
+        checkpointId: parsed.checkpointId,
+        streamModes: parsed.streamModes,
+        subgraphs: parsed.subgraphs,
+        metadata: parsed.metadata,
+      })
+      .catch((error: unknown) => {
+        // The runtime names its option `checkpointId`; over HTTP the field is the body's.
+        if (isNotFound(error) && (error as SubagentGraphError).field === "checkpointId") {
+          throw checkpointNotFound(parsed.checkpointId ?? "", thread.external, body);
+        }
+        throw error;
+      });
     return { run, cancelOnDisconnect: parsed.cancelOnDisconnect };
   }
 
@@ -60,9 +89,7 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
       },
     },
     async (request, reply) => {
-      const { run } = await startRun(request.uid, request.params.thread_id, request.body, [
-        "values",
-      ]);
+      const { run } = await startRun(request.uid, threadOf(request), request.body, ["values"]);
       reply.header("content-location", runLocation(run));
       return run.toJSON();
     },
@@ -82,7 +109,7 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     async (request, reply) => {
       const { run, cancelOnDisconnect } = await startRun(
         request.uid,
-        request.params.thread_id,
+        threadOf(request),
         request.body,
         ["values"],
       );
@@ -103,7 +130,7 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     async (request, reply) => {
       const { run, cancelOnDisconnect } = await startRun(
         request.uid,
-        request.params.thread_id,
+        threadOf(request),
         request.body,
         [],
       );
@@ -269,6 +296,31 @@ function remoteRunJson(row: RunInfo) {
   };
 }
 
+/** The caller's thread the route names (resolved by the hook of `server/thread-scope.ts`). */
+function threadOf(request: FastifyRequest): ThreadRef {
+  const params = request.params as { thread_id: string };
+  return request.threadRef ?? { external: params.thread_id, id: params.thread_id, exists: false };
+}
+
+/** A run request without input where the thread (or its checkpoint) has no step left to run. */
+function nothingToRun(threadId: string, checkpointId: string | undefined) {
+  return new SubagentGraphError(
+    ErrorCode.Validation,
+    `thread "${threadId}" has nothing to run${checkpointId ? ` from checkpoint "${checkpointId}"` : ""}: its turn is complete, so pass input (a new message), or a checkpoint_id from before the step to replay`,
+    { field: "input" },
+  );
+}
+
+/** An unknown `checkpoint_id` (or `checkpoint.checkpoint_id`) of a run request. */
+function checkpointNotFound(checkpointId: string, threadId: string, body: RunCreateBody) {
+  const field = body.checkpoint_id ? "checkpoint_id" : "checkpoint";
+  return new SubagentGraphError(
+    ErrorCode.NotFound,
+    `${field}: checkpoint "${checkpointId}" not found in thread "${threadId}": pass a checkpoint_id from the thread's history, or leave it out to run from the latest`,
+    { field },
+  );
+}
+
 function isNotFound(error: unknown): boolean {
   return SubagentGraphError.isInstance(error) && error.code === ErrorCode.NotFound;
 }
@@ -293,13 +345,15 @@ function streamRun(
     if (value !== undefined)
       headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
   }
-  headers["content-location"] = runLocation(run);
+  // A hijacked reply skips the onSend hooks: the caller's ids are put back here.
+  const shown = (text: string) => unscopeText(request.uid, text);
+  headers["content-location"] = shown(runLocation(run));
   reply.hijack();
   const response = reply.raw;
   startSse(response, headers);
   const unsubscribe = run.subscribe(afterId, (event) => {
     if (event === "end") response.end();
-    else response.write(sseFrame(event));
+    else response.write(shown(sseFrame(event)));
   });
   response.on("close", () => {
     unsubscribe();

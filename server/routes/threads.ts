@@ -4,14 +4,18 @@ import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { ThreadInfo } from "../../runs/thread-api.js";
 import type { Runtime } from "../../runtime.js";
+import { clampDepth } from "../../util/json-depth.js";
 import {
   checkpointRef,
   emptyThreadState,
+  MAX_READ_DEPTH,
   serializeSnapshot,
   serializeValue,
+  TOO_DEEP,
 } from "../protocol/serialize.js";
 import type { RunRegistry } from "../runs/run-registry.js";
 import { childThreadSchema, errorResponses, threadSchema, threadStateSchema } from "../schemas.js";
+import { newThreadId, resolveThread, scopedThreadId } from "../thread-scope.js";
 
 const threadParams = z.object({ thread_id: z.string().min(1) });
 const metadataSchema = z.record(z.string(), z.unknown());
@@ -52,7 +56,12 @@ async function threadOf(
     thread_id: info.threadId,
     created_at: info.createdAt,
     updated_at: info.updatedAt,
-    metadata: { ...info.metadata, ...(info.agentId ? { assistant_id: info.agentId } : {}) },
+    // Clamped: metadata stored before bodies were depth-limited could be too deep to serialise.
+    metadata: clampDepth(
+      { ...info.metadata, ...(info.agentId ? { assistant_id: info.agentId } : {}) },
+      MAX_READ_DEPTH,
+      TOO_DEEP,
+    ),
     status,
     config: {},
     values: state ? serializeSnapshot(state, info.threadId).values : {},
@@ -89,7 +98,8 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
     {
       schema: {
         tags: ["threads"],
-        summary: "Create a thread (yours alone)",
+        summary:
+          "Create a thread (yours alone). A thread_id you choose names your thread only: other users may have threads with the same id, and nothing here tells",
         body: z
           .looseObject({
             thread_id: z.string().optional(),
@@ -102,8 +112,14 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
     },
     async (request) => {
       const body = request.body ?? {};
+      // An id the caller chose names their own thread, whoever else uses it (`thread-scope.ts`).
+      let threadId: string | undefined;
+      if (body.thread_id) {
+        const ref = await resolveThread(runtime, request.uid, body.thread_id);
+        threadId = ref.exists ? ref.id : newThreadId(request.uid, body.thread_id);
+      }
       const info = await runtime.threads.create(request.uid, {
-        ...(body.thread_id ? { threadId: body.thread_id } : {}),
+        ...(threadId ? { threadId } : {}),
         ...(body.metadata ? { metadata: body.metadata } : {}),
         ...(body.if_exists ? { ifExists: body.if_exists } : {}),
       });
@@ -153,7 +169,10 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
       // A status filter needs every thread's status, so it is applied before paging.
       const infos = await runtime.threads.search(request.uid, {
         ...(body.metadata ? { metadata: body.metadata } : {}),
-        ...(body.ids ? { ids: body.ids } : {}),
+        // Each id may name a thread the caller chose it for (stored scoped) or one stored as is.
+        ...(body.ids
+          ? { ids: body.ids.flatMap((id) => [id, scopedThreadId(request.uid, id)]) }
+          : {}),
         limit: body.status ? Number.MAX_SAFE_INTEGER : (body.limit ?? 10),
         offset: body.status ? 0 : (body.offset ?? 0),
       });

@@ -287,46 +287,62 @@ describe.each(["sqlite", "postgres"] as const)(
           );
         }
 
-        // Uploading into alice's thread fails too, even once bob has a default agent that an
-        // upload into a new thread id would claim it for.
+        // Bob's search by her id finds nothing of hers.
+        const search = await http.call<{ thread_id: string }[]>("POST", "/threads/search", {
+          token: bob,
+          body: { ids: [threadId] },
+        });
+        expect(search).toMatchObject({ status: 200, body: [] });
+
+        // Creating under her id (an upload, a run with if_not_exists, a create) makes a thread of
+        // bob's own by that name, exactly as under an id nobody uses: nothing bob sends tells him
+        // whether she has one (server/thread-scope.ts). Her thread is untouched.
         const bobsDefault = await http.call("POST", "/api/agent", {
           token: bob,
           body: { ...mainAgentPayload("mine", "offline", undefined), is_default: true },
         });
         expect(bobsDefault.status).toBe(201);
-        const form = new FormData();
-        form.append("file", new Blob(["bob's notes\n"]), "notes.txt");
-        const upload = await fetch(`${http.base}/threads/${threadId}/files`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${bob}` },
-          body: form,
-        });
-        expect(upload.status).toBe(404);
-        expect(((await upload.json()) as { error: { code: string } }).error.code).toBe("NOT_FOUND");
+        const claims = async (target: string) => {
+          const form = new FormData();
+          form.append("file", new Blob(["bob's notes\n"]), "notes.txt");
+          const upload = await fetch(`${http.base}/threads/${target}/files`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${bob}` },
+            body: form,
+          });
+          const run = await http.call<FinalValues>("POST", `/threads/${target}/runs/wait`, {
+            token: bob,
+            body: { assistant_id: boss.id, input: human("mine now"), if_not_exists: "create" },
+          });
+          const again = await http.call("POST", "/threads", {
+            token: bob,
+            body: { thread_id: target, if_exists: "do_nothing" },
+          });
+          const found = await http.call<{ thread_id: string }[]>("POST", "/threads/search", {
+            token: bob,
+            body: { ids: [target], select: ["thread_id"] },
+          });
+          return [
+            upload.status,
+            run.status,
+            run.body.messages.map((message) => message.content).slice(0, 1),
+            again.status,
+            (again.body as { thread_id?: string }).thread_id === target,
+            found.body,
+          ];
+        };
+        const underHers = await claims(threadId);
+        expect(underHers).toEqual([201, 200, ["mine now"], 200, true, [{ thread_id: threadId }]]);
+        const unused = randomUUID();
+        expect(JSON.stringify(await claims(unused)).replaceAll(unused, "<id>")).toBe(
+          JSON.stringify(underHers).replaceAll(threadId, "<id>"),
+        );
         const uploads = await http.call<{ files: unknown[] }>(
           "GET",
           `/threads/${threadId}/files?folder=${encodeURIComponent("/home/gem/user-data/uploads")}`,
           { token: alice },
         );
         expect(uploads).toMatchObject({ status: 200, body: { files: [] } });
-
-        // Asking for the thread to be created does not hand it over either: the id is taken.
-        const takeOver = await http.call("POST", `/threads/${threadId}/runs/wait`, {
-          token: bob,
-          body: { assistant_id: boss.id, input: human("mine now"), if_not_exists: "create" },
-        });
-        expectError(takeOver, 409, "ALREADY_EXISTS");
-        const claimed = await http.call("POST", "/threads", {
-          token: bob,
-          body: { thread_id: threadId, if_exists: "do_nothing" },
-        });
-        expectError(claimed, 409, "ALREADY_EXISTS");
-
-        const search = await http.call<{ thread_id: string }[]>("POST", "/threads/search", {
-          token: bob,
-          body: { ids: [threadId] },
-        });
-        expect(search).toMatchObject({ status: 200, body: [] });
 
         // Alice still sees her thread, untouched by bob's attempts.
         const mine = await http.call<{ thread_id: string; metadata: Record<string, unknown> }>(
