@@ -11,7 +11,7 @@ export async function listAgents(runtime: Runtime, io: Io, store: StoreOptions):
   if (agents.length === 0) {
     say(
       io,
-      `user "${store.uid}" has no agents yet: run "tsx cli/main.ts demo" or "npm run chat" to create the demo agents.`,
+      `user "${store.uid}" has no agents yet: run "subagent-graph demo" (npm run demo in a clone) to create the demo agents.`,
     );
     return 0;
   }

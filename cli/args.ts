@@ -2,7 +2,8 @@ import { parseArgs } from "node:util";
 import { DEMO_UID } from "../agents/demo.js";
 
 /** The usage text of `help`, and of every usage error. */
-export const USAGE = `Usage: tsx cli/main.ts <command> [options]
+export const USAGE = `Usage: subagent-graph <command> [options]
+       (in a clone of the repository: npm run cli -- <command> [options])
 
 Commands:
   serve                Serve the HTTP API and the web console at / (default 127.0.0.1:$PORT,
@@ -60,15 +61,15 @@ a local OpenAI-compatible server, or SUBAGENT_GRAPH_MODEL; with none of them set
 deterministic offline model answers, labelled [offline model].
 
 Examples:
-  tsx cli/main.ts demo
-  npm run chat -- "Compare solar and wind power for a small farm"
-  npm run chat -- --thread <id> "And what about hydro?"
-  tsx cli/main.ts agents show assistant
-  tsx cli/main.ts skills add ./my-skills/house-style
-  tsx cli/main.ts mcp list
-  tsx cli/main.ts files upload <thread> ./brief.pdf
-  tsx cli/main.ts users add alice --name "Alice Example"
-  tsx cli/main.ts tokens issue alice --label laptop`;
+  subagent-graph demo
+  subagent-graph chat "Compare solar and wind power for a small farm"
+  subagent-graph chat --thread <id> "And what about hydro?"
+  subagent-graph agents show assistant
+  subagent-graph skills add ./my-skills/house-style
+  subagent-graph mcp list
+  subagent-graph files upload <thread> ./brief.pdf
+  subagent-graph users add alice --name "Alice Example"
+  subagent-graph tokens issue alice --label laptop`;
 
 /** A mistake in the command line: printed with {@link USAGE}, exit code 2. */
 export class UsageError extends Error {

@@ -58,7 +58,7 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
     } else {
       say(
         io,
-        `users and tokens: tsx cli/main.ts tokens issue ${DEMO_UID} (the first token was printed on the first start)`,
+        `users and tokens: subagent-graph tokens issue ${DEMO_UID} (the first token was printed on the first start)`,
       );
     }
   } catch (error) {

@@ -1,13 +1,15 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { packageRoot } from "../util/package-root.js";
 import type { StoreOptions } from "./args.js";
 import type { Io } from "./context.js";
 
 /** Default port of `studio` (2024, the dev server's own default, is often taken). */
 export const DEFAULT_STUDIO_PORT = 2025;
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
+/** The clone (or, for the installed bin, the package, which ships no `langgraph.json`). */
+const ROOT = packageRoot(import.meta.url);
 
 /** What `studio` serves. */
 export interface StudioOptions {
@@ -25,7 +27,14 @@ export interface StudioOptions {
  * (Ctrl-C stops it).
  */
 export async function studioCommand(options: StudioOptions, io: Io): Promise<number> {
-  const bin = `${ROOT}node_modules/.bin/langgraphjs`;
+  if (!existsSync(join(ROOT, "langgraph.json"))) {
+    io.stderr.write(
+      "error: studio serves the TypeScript sources named in langgraph.json, which the installed " +
+        "package does not ship: run it in a clone of the repository (npm ci && npm run studio)\n",
+    );
+    return 1;
+  }
+  const bin = join(ROOT, "node_modules", ".bin", "langgraphjs");
   if (!existsSync(bin)) {
     io.stderr.write(
       "error: the LangGraph dev server is a dev dependency: run `npm ci` (with dev dependencies) first\n",
@@ -45,7 +54,7 @@ export async function studioCommand(options: StudioOptions, io: Io): Promise<num
     [
       "dev",
       "--config",
-      `${ROOT}langgraph.json`,
+      join(ROOT, "langgraph.json"),
       "--host",
       options.host,
       "--port",

@@ -191,7 +191,7 @@ describe("cli/main.ts", { timeout: 60_000 }, () => {
     const result = await cli(["launch", "--data", dataDir]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('unknown command "launch"');
-    expect(result.stderr).toContain("Usage: tsx cli/main.ts <command>");
+    expect(result.stderr).toContain("Usage: subagent-graph <command>");
     expect(result.stdout).toBe("");
   });
 

@@ -234,6 +234,15 @@ describe("the packed package in another project", { timeout: 300_000 }, () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("serve");
     expect(result.stdout).toContain("chat [question]");
+    // The help speaks of the bin as the consumer has it, not of the repository's tsx.
+    expect(result.stdout).toContain("Usage: subagent-graph <command>");
+    expect(result.stdout).not.toContain("tsx cli/main.ts");
+  });
+
+  it("says studio needs a clone instead of failing inside the dev server", async () => {
+    const result = await project.bin("subagent-graph", ["studio", "--port", "0"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("run it in a clone of the repository");
   });
 
   it("serves the API and the console it ships from the installed bin", async () => {
