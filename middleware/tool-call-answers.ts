@@ -10,6 +10,7 @@ import { interopSafeParseAsync, isInteropZodSchema } from "@langchain/core/utils
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError } from "langchain";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { findTooDeep, formatJsonPath } from "../util/json-depth.js";
 import { messageText } from "../util/message-text.js";
 
 /** Why a tool call was answered with an error instead of being run. */
@@ -27,6 +28,16 @@ export interface RefusedToolCall {
 
 /** Model turns in a row whose every tool call was refused, after which a run stops. */
 export const MAX_REFUSED_TURNS = 3;
+
+/**
+ * Deepest tool-call arguments kept. A checkpoint whose messages nest past about 50 levels cannot
+ * be read back by the checkpoint serializer, so a model that sent deeper arguments would leave its
+ * thread unreadable for good; such a call is refused (and its arguments dropped) instead.
+ */
+export const MAX_TOOL_ARGUMENT_DEPTH = 32;
+
+/** The `error` of the invalid-call record that stands for arguments nested too deep. */
+const TOO_DEEP_ERROR = "arguments nested too deep";
 
 /** How much of a malformed argument string a refusal quotes back to the model. */
 const QUOTED_ARGUMENTS_CHARS = 500;
@@ -77,6 +88,13 @@ export function createToolCallAnswersMiddleware(options: ToolCallAnswersOptions)
       const call = request.toolCall;
       const name = call.name;
       const invalid = invalidRecordOf(request.state.messages, call.id);
+      if (invalid?.error === TOO_DEEP_ERROR) {
+        return refusal(
+          call,
+          "invalid_arguments",
+          `the arguments of your ${JSON.stringify(name)} call nest deeper than ${MAX_TOOL_ARGUMENT_DEPTH} levels (${invalid.args}), so it was not run: send the call again with flatter arguments`,
+        );
+      }
       if (invalid) {
         return refusal(call, "malformed_arguments", malformedMessage(name, invalid.args));
       }
@@ -120,8 +138,22 @@ export function createToolCallAnswersMiddleware(options: ToolCallAnswersOptions)
  * answer them. The message itself when it has none.
  */
 export function withAnswerableCalls(message: AIMessage): AIMessage {
-  const invalid = message.invalid_tool_calls ?? [];
+  const tooDeep = (message.tool_calls ?? []).flatMap((call) => {
+    const found = findTooDeep(call.args, MAX_TOOL_ARGUMENT_DEPTH);
+    return found ? [{ call, at: formatJsonPath(found.path) }] : [];
+  });
+  const invalid: InvalidToolCall[] = [
+    ...(message.invalid_tool_calls ?? []),
+    ...tooDeep.map(({ call, at }) => ({
+      type: "invalid_tool_call" as const,
+      ...(call.id === undefined ? {} : { id: call.id }),
+      name: call.name,
+      args: `at ${at}`,
+      error: TOO_DEEP_ERROR,
+    })),
+  ];
   if (invalid.length === 0) return message;
+  const dropped = new Set(tooDeep.map(({ call }) => call));
   const records: InvalidToolCall[] = invalid.map((record, index) => ({
     ...record,
     id: record.id || `invalid_call_${index}_${message.id ?? "turn"}`,
@@ -134,7 +166,8 @@ export function withAnswerableCalls(message: AIMessage): AIMessage {
   }));
   const order = callOrder(message);
   const position = (call: ToolCall) => order.get(call.id ?? "") ?? Number.MAX_SAFE_INTEGER;
-  const toolCalls = [...(message.tool_calls ?? []), ...repaired]
+  const kept = (message.tool_calls ?? []).filter((call) => !dropped.has(call));
+  const toolCalls = [...kept, ...repaired]
     .map((call, index) => ({ call, index }))
     .sort((a, b) => position(a.call) - position(b.call) || a.index - b.index)
     .map(({ call }) => call);
