@@ -439,7 +439,7 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
         {
           expect: (call) => {
             const [timedOut, done] = lastToolMessages(call.messages, 2);
-            expect(timedOut?.content).toBe('subagent "sleepy" timed out after 100 ms');
+            expect(timedOut?.content).toBe('subagent "sleepy" timed out after 1500 ms');
             expect(done?.content).toBe("steady result");
           },
           reply: { text: "partial" },
@@ -457,7 +457,9 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
       await runtime.agents.create(
         "alice",
         mainAgentPayload("boss", "scripted:main", ["sleepy", "steady"], {
-          subagent_timeout_ms: 100,
+          // The steady siblings must finish within it on a loaded machine too; the sleepy
+          // one would take 30 s.
+          subagent_timeout_ms: 1500,
         }),
       );
 
@@ -664,7 +666,9 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
         "alice",
         mainAgentPayload("boss", "scripted:main", ["broken", "sleepy", "steady"], {
           max_parallel_subagents: 4,
-          subagent_timeout_ms: 100,
+          // The steady siblings must finish within it on a loaded machine too; the sleepy
+          // one would take 30 s.
+          subagent_timeout_ms: 1500,
         }),
       );
 

@@ -360,13 +360,15 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
             expect: (call) => {
               const result = call.messages.at(-1) as ToolMessage;
               expect(result.status).toBe("error");
-              expect(result.content).toBe('subagent "sleepy" timed out after 50 ms');
+              expect(result.content).toBe('subagent "sleepy" timed out after 1500 ms');
             },
             reply: { text: "gave up waiting" },
           },
         ],
         { sleepy: [{ reply: { text: "too late" }, delayMs: 30_000 }] },
-        { subagent_timeout_ms: 50 },
+        // Long enough for the child's first model call to start on a loaded machine (the
+        // script step must be consumed), far shorter than the 30 s the call would take.
+        { subagent_timeout_ms: 1500 },
       );
 
       const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
