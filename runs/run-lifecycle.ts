@@ -84,6 +84,15 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     // An existing thread keeps running the agent it was started with unless told otherwise.
     const existing = request.threadId ? await threads.get(request.uid, threadId) : undefined;
     const record = await mainAgent(request.uid, request.agent ?? (existing?.agent_id || undefined));
+    const graph = await graphs.mainGraph(request.uid, record);
+    const configurable = {
+      thread_id: threadId,
+      ...(request.checkpointId ? { checkpoint_id: request.checkpointId } : {}),
+    };
+    const input =
+      request.input === undefined ? null : { messages: [new HumanMessage(request.input)] };
+    // Before anything is written: a refused request leaves no thread and no run record.
+    await checkStartingPoint(graph, configurable, input === null);
     await threads.claim(request.uid, threadId, record.id);
     if (busyThreads.has(threadId)) {
       throw new SubagentGraphError(
@@ -92,7 +101,6 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
         { field: "threadId" },
       );
     }
-    const graph = await graphs.mainGraph(request.uid, record);
     const runId = request.runId ?? randomUUID();
     const controller = new AbortController();
     // The caller's signal is forwarded into the run's own controller until the run is released,
@@ -139,10 +147,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       await threads.touch(threadId);
     };
     const config: RunConfig = {
-      configurable: {
-        thread_id: threadId,
-        ...(request.checkpointId ? { checkpoint_id: request.checkpointId } : {}),
-      },
+      configurable,
       context: { uid: request.uid, thread_id: threadId, is_subagent_runtime: false },
       signal,
       runId,
@@ -154,14 +159,6 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       // the children's threads orphaned (seen on a loaded machine in the scale-out test).
       durability: "sync",
     };
-    const input =
-      request.input === undefined ? null : { messages: [new HumanMessage(request.input)] };
-    try {
-      await checkStartingPoint(graph, config.configurable, input === null);
-    } catch (error) {
-      await release("error");
-      throw error;
-    }
     // How the run ended, for its row: set by `finish` and `failure`; a stream its consumer
     // abandoned stays "interrupted".
     const outcome: { status: RunOutcome } = { status: "interrupted" };
