@@ -11,6 +11,7 @@ import type { ProcessSettings } from "./agents/limits.js";
 import type { AgentRecord } from "./agents/schema.js";
 import type { AgentGraph } from "./backends/registry.js";
 import type { SubagentRun } from "./middleware/subagent-runs.js";
+import type { RecordedRequest } from "./models/model-request.js";
 import type { GraphStreamChunk, RunEvent, RunResult } from "./runs/events.js";
 import type { RunInfo } from "./runs/run-info.js";
 import type { ThreadsApi } from "./runs/thread-api.js";
@@ -81,6 +82,13 @@ export interface RuntimeOptions {
    * Default `SUBAGENT_THREAD_LEASE_MS`, else 30 s.
    */
   threadLeaseMs?: number;
+  /**
+   * Note what every model call is sent (system prompt, subagents listed, tools, input
+   * messages), so `recordThread` can record a thread for a replay test that fails when any of
+   * it changes. Kept in memory for the life of the runtime: switch it on in a recording script
+   * or test, not in a server. Default false.
+   */
+  recordModelRequests?: boolean;
 }
 
 /** Arguments of {@link Runtime.run} and {@link Runtime.stream}. */
@@ -260,6 +268,11 @@ export interface Runtime {
    * `interrupted`, with `status_reason` saying so.
    */
   runInfo(uid: string, runId: string): Promise<RunInfo | undefined>;
+  /**
+   * What the model call that produced the AI message `messageId` was sent, when this runtime
+   * made it with `recordModelRequests` on; undefined otherwise. `recordThread` reads it.
+   */
+  modelRequest(messageId: string): RecordedRequest | undefined;
   /** The saver in use (for tools that read checkpoints directly). */
   readonly checkpointer: BaseCheckpointSaver;
   /**

@@ -9,6 +9,7 @@ import { ErrorCode, SubagentGraphError } from "./errors.js";
 import { AgentGraphs } from "./graphs/agent-graphs.js";
 import type { SubagentRun } from "./middleware/subagent-runs.js";
 import { createModelFactory, defaultModelSpec, OFFLINE_MODEL } from "./models/factory.js";
+import { ModelRequestLog } from "./models/request-log.js";
 import { AbandonedRuns } from "./runs/abandoned-runs.js";
 import { translateChunk } from "./runs/events.js";
 import { runInfoOf } from "./runs/run-info.js";
@@ -146,8 +147,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const overrides = typeof options.limits === "function" ? options.limits() : options.limits;
     return processLimits(env, { ...settingsFile(), ...overrides }, warn);
   };
+  const requestLog = options.recordModelRequests ? new ModelRequestLog() : undefined;
   const graphs = new AgentGraphs({
     repository,
+    requestLog,
     backend: {
       models,
       tools,
@@ -339,6 +342,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     files,
     skills,
     checkpointer: saver.saver,
+    modelRequest: (messageId) => requestLog?.requestFor(messageId),
 
     async run(request) {
       const prepared = await lifecycle.prepare(request);

@@ -9,6 +9,7 @@ import { subagentToolNames } from "../backends/subagent-tools.js";
 import { createFileScopeMiddleware } from "../middleware/file-scope.js";
 import { createModelCallGuardMiddleware } from "../middleware/model-call-guard.js";
 import type { ParentRunScope } from "../middleware/parent-scope.js";
+import { createRequestRecorderMiddleware } from "../middleware/record-requests.js";
 import {
   createSubagentLimitsMiddleware,
   type SubagentBounds,
@@ -20,6 +21,7 @@ import {
   TASK_TOOL_NAME,
 } from "../middleware/task.js";
 import { createToolCallAnswersMiddleware } from "../middleware/tool-call-answers.js";
+import type { ModelRequestLog } from "../models/request-log.js";
 import type { SkillSummary } from "../sandbox/skills/library.js";
 
 /** What {@link buildAgentGraph} needs besides the record. */
@@ -38,6 +40,8 @@ export interface AgentGraphDeps extends BackendDeps {
   modelTimeoutMs(): number;
   /** Materialises the agent's configured skills into a skills scope and returns them. */
   prepareSkills(record: AgentRecord, skillsThreadId: string): Promise<SkillSummary[]>;
+  /** Where every model call's request is noted, when the runtime records them; else none. */
+  requestLog?: ModelRequestLog | undefined;
 }
 
 /**
@@ -48,8 +52,10 @@ export interface AgentGraphDeps extends BackendDeps {
  *   built-in general-purpose subagent also its per-call prompt;
  * - both get the tool-call answers (every call the model makes gets a tool message, even a
  *   malformed or unknown one), then the file-scope middleware, so its sections are appended to
- *   the final system message and it sees the tools left after the allowed-set filter, and
- *   innermost the model-call guard (timeout, typed failures), which wraps the model call alone.
+ *   the final system message and it sees the tools left after the allowed-set filter, then
+ *   (when the runtime records model requests) the request recorder, which so sees the request
+ *   as the model gets it, and innermost the model-call guard (timeout, typed failures), which
+ *   wraps the model call alone.
  *
  * `mcpTools` are the agent's MCP tools (from `context.mcp_servers`), resolved by the caller: they
  * are known only once the servers are connected, which is async, while building is not. For a
@@ -68,10 +74,13 @@ export function buildAgentGraph(
     refreshEachRun: backend.acceptsSubagents,
   });
   const guard = createModelCallGuardMiddleware({ timeoutMs: () => deps.modelTimeoutMs() });
+  const innermost = deps.requestLog
+    ? [createRequestRecorderMiddleware(deps.requestLog), guard]
+    : [guard];
   if (!backend.acceptsSubagents) {
     const { middleware, toolNames } = subagentMiddleware(record, deps, mcpTools);
     const answers = createToolCallAnswersMiddleware({ toolNames });
-    return backend.build(record, deps, [...middleware, answers, fileScope, guard], mcpTools);
+    return backend.build(record, deps, [...middleware, answers, fileScope, ...innermost], mcpTools);
   }
   const middleware =
     allowedSubagents.length > 0
@@ -94,7 +103,7 @@ export function buildAgentGraph(
   ].map((tool) => tool.name);
   if (allowedSubagents.length > 0) toolNames.push(TASK_TOOL_NAME);
   const answers = createToolCallAnswersMiddleware({ toolNames: () => toolNames });
-  return backend.build(record, deps, [...middleware, answers, fileScope, guard], mcpTools);
+  return backend.build(record, deps, [...middleware, answers, fileScope, ...innermost], mcpTools);
 }
 
 function subagentMiddleware(

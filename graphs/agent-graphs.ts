@@ -7,6 +7,7 @@ import type { BackendDeps } from "../backends/resources.js";
 import { subagentToolNames } from "../backends/subagent-tools.js";
 import type { ParentRunScope } from "../middleware/parent-scope.js";
 import type { DispatchLimits, LoadedChild } from "../middleware/task.js";
+import type { ModelRequestLog } from "../models/request-log.js";
 import type { SkillSummary } from "../sandbox/skills/library.js";
 import type { McpToolSet, McpToolSource } from "../tools/mcp/manager.js";
 import { type AgentGraphDeps, agentGraphKey, buildAgentGraph } from "./agent-graph.js";
@@ -22,6 +23,8 @@ export interface AgentGraphsOptions {
   warn(message: string): void;
   /** MCP tools of `context.mcp_servers`; absent = no MCP servers. */
   mcp?: McpToolSource | undefined;
+  /** Where every model call's request is noted (`recordModelRequests`); absent = not noted. */
+  requestLog?: ModelRequestLog | undefined;
 }
 
 const NO_MCP_TOOLS: McpToolSet = { tools: [], key: "" };
@@ -45,6 +48,7 @@ export class AgentGraphs {
       defaultMaxRounds: () => options.processLimits().max_rounds,
       modelTimeoutMs: () => options.processLimits().model_timeout_ms,
       prepareSkills: (record, skillsThreadId) => options.prepareSkills(record, skillsThreadId),
+      requestLog: options.requestLog,
     };
   }
 

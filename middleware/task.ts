@@ -1,6 +1,7 @@
 import { type ToolRuntime, tool } from "@langchain/core/tools";
 import { createMiddleware } from "langchain";
 import { dispatchTask } from "./dispatch.js";
+import { formatSubagentListing } from "../util/subagent-listing.js";
 import { subagentRunsState } from "./subagent-runs.js";
 import {
   TASK_TOOL_NAME,
@@ -19,9 +20,6 @@ export type {
 } from "./task-types.js";
 export { TASK_TOOL_NAME } from "./task-types.js";
 
-/** The heading above the subagent list in the system message (the offline model looks for it). */
-export const SUBAGENT_LIST_HEADING = "Subagents you can call with the `task` tool:";
-
 /**
  * The task middleware: adds the `task` tool, appends the allowed subagents to the system message
  * (`- slug: description` lines) and keeps `subagent_runs` in the parent's state.
@@ -31,10 +29,7 @@ export const SUBAGENT_LIST_HEADING = "Subagents you can call with the `task` too
  * (see {@link dispatchTask}). Several calls of one model turn run concurrently.
  */
 export function createTaskMiddleware(options: TaskMiddlewareOptions) {
-  const listing = [
-    SUBAGENT_LIST_HEADING,
-    ...options.subagents.map((subagent) => `- ${subagent.slug}: ${oneLine(subagent.description)}`),
-  ].join("\n");
+  const listing = formatSubagentListing(options.subagents);
 
   const taskTool = tool(
     (args: TaskArgs, runtime: ToolRuntime) => dispatchTask(args, runtime, options),
@@ -55,8 +50,4 @@ export function createTaskMiddleware(options: TaskMiddlewareOptions) {
       // concat() joins without a separator: start the section on its own paragraph.
       handler({ ...request, systemMessage: request.systemMessage.concat(`\n\n${listing}`) }),
   });
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim() || "(no description)";
 }

@@ -3,18 +3,13 @@ import { BaseChatModel, type BindToolsInput } from "@langchain/core/language_mod
 import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { messageText, systemText, toolNames } from "../util/message-text.js";
+import { splitSubagentListing } from "../util/subagent-listing.js";
 
 /** Every answer of the offline model starts with this label, so nobody mistakes it for an LLM. */
 export const OFFLINE_LABEL = "[offline model]";
 
 /** The name of the delegation tool the offline model knows how to use. */
 const TASK_TOOL = "task";
-
-/** A subagent listed in the system message as `- slug: description`. */
-interface ListedSubagent {
-  slug: string;
-  description: string;
-}
 
 /**
  * A deterministic chat model for the zero-setup default: no key, no network, same answer for the
@@ -89,7 +84,8 @@ export class OfflineChatModel extends BaseChatModel {
     if (offersTask && trailingResults.length > 0) {
       return reply(conversation, synthesise(request, trailingResults));
     }
-    const subagents = offersTask ? listedSubagents(system) : [];
+    // The task middleware's list only: the skills section after it has `- name: …` lines too.
+    const subagents = offersTask ? splitSubagentListing(system).subagents : [];
     if (subagents.length > 0 && conversation.at(-1)?.getType() === "human") {
       return reply(
         conversation,
@@ -150,25 +146,6 @@ function trailingToolResults(conversation: BaseMessage[]): { name: string; text:
     results.unshift({ name: message.name ?? "tool", text: messageText(message) });
   }
   return results;
-}
-
-/**
- * Parses the `- slug: description` lines the task middleware appends to the system message,
- * after its heading line (one that ends with "`task` tool:"), so list items in the agent's own
- * prompt are not mistaken for subagents.
- */
-function listedSubagents(system: string): ListedSubagent[] {
-  const subagents: ListedSubagent[] = [];
-  const lines = system.split("\n");
-  const heading = lines.findLastIndex((line) => line.trim().endsWith("`task` tool:"));
-  if (heading < 0) return subagents;
-  for (const line of lines.slice(heading + 1)) {
-    const match = /^- ([a-z0-9][a-z0-9-]{0,62}): (.*)$/.exec(line.trim());
-    if (match?.[1] !== undefined && match[2] !== undefined) {
-      subagents.push({ slug: match[1], description: match[2].trim() });
-    }
-  }
-  return subagents;
 }
 
 function synthesise(request: string, results: { name: string; text: string }[]): string {

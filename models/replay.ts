@@ -4,67 +4,94 @@ import {
   AIMessage,
   type BaseMessage,
   mapStoredMessagesToChatMessages,
-  type StoredMessage,
 } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import { getConfig } from "@langchain/langgraph";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
-import { messageText } from "../util/message-text.js";
+import { messageText, systemText } from "../util/message-text.js";
+import { type RecordedRequest, recordRequest } from "./model-request.js";
+import {
+  type ReadRecording,
+  RECORDING_VERSION,
+  type ThreadRecording,
+  type ThreadRecordingV1,
+  readRecording,
+} from "./recording-format.js";
+import { type RequestDifference, type RequestMatch, requestDifferences } from "./request-diff.js";
 
-/** The version of {@link ThreadRecording}'s format. */
-export const RECORDING_VERSION = 1;
+export type {
+  RecordedCall,
+  RecordedChild,
+  ThreadRecording,
+  ThreadRecordingV1,
+} from "./recording-format.js";
+export { RECORDING_VERSION } from "./recording-format.js";
 
-/**
- * A thread's model responses, read from its checkpoints: the main agent's, in order, and each
- * subagent call's (keyed by subagent and task description, since several children of one turn
- * run concurrently). JSON, so it can be kept as a test fixture.
- */
-export interface ThreadRecording {
-  version: typeof RECORDING_VERSION;
-  /** The main agent's slug. */
-  agent: string;
-  /** The user's messages, one per turn, in order: what a replay test sends again. */
-  inputs: string[];
-  /** The main agent's model responses (one per model call), in order. */
-  responses: StoredMessage[];
-  /** One entry per subagent run, in the order the parent recorded them. */
-  children: RecordedChild[];
+/** Options of {@link ReplayModel}. */
+export interface ReplayOptions {
+  /**
+   * What each model call must send as the recording holds it. Every field is compared unless
+   * switched off here: switch one off for an intentional change, e.g.
+   * `{ match: { systemPrompt: false } }` after editing a prompt, until the fixture is re-recorded
+   * (`rerecordThread`). `false` compares nothing and serves the responses by position: what
+   * `rerecordThread` does, and the only way a version 1 recording (responses only) is read.
+   */
+  match?: RequestMatch | false;
 }
 
-/** The model responses of one subagent run. */
-export interface RecordedChild {
-  subagent_type: string;
-  /** The task description the child started from (its first human message). */
-  description: string;
-  responses: StoredMessage[];
+/** How to fix a failed replay, appended to its message. */
+const RERECORD_HINT =
+  "re-record the fixture with rerecordThread(recording, { uid, setup }) from subagent-graph/testing";
+
+interface ReplayCall {
+  request: RecordedRequest | undefined;
+  response: BaseMessage;
 }
 
 interface Stream {
   label: string;
-  responses: BaseMessage[];
+  calls: ReplayCall[];
   next: number;
 }
 
+interface ChildStream extends Stream {
+  subagentType: string;
+  description: string;
+  taken: boolean;
+}
+
 interface ReplayState {
-  recording: ThreadRecording;
+  /** The recording as given (a bound copy is constructed from it). */
+  source: ThreadRecording | ThreadRecordingV1;
+  recording: ReadRecording;
+  /** The fields compared; undefined = none. */
+  match: Required<RequestMatch> | undefined;
   parent: Stream;
-  children: (Stream & { subagentType: string; description: string; taken: boolean })[];
+  children: ChildStream[];
   /** Which stream each thread id calling the model replays. */
   byThread: Map<string, Stream>;
+  /** Every call that did not go as recorded, in the order they happened. */
+  violations: SubagentGraphError[];
 }
 
 /**
- * A chat model that serves a {@link ThreadRecording} back: each calling thread is matched to
- * its recording (the main agent by its slug, a subagent by its slug and task description) and
- * gets that recording's next response. Strict: a call the recording does not hold (an extra
- * turn, an unknown subagent or description) fails with `SCRIPT_VIOLATION` naming what was
- * asked, and {@link assertComplete} fails on responses left unused.
+ * A chat model that serves a {@link ThreadRecording} back and checks that the graph still sends
+ * what was recorded. Each calling thread is matched to its recording (the main agent by its
+ * slug, a subagent by its slug and task description) and gets that recording's next response.
+ *
+ * Strict by default: each call's system prompt, subagents listed, tools offered (names and a
+ * hash of their definitions) and input messages are compared with the recording, and the first
+ * difference fails the call with `SCRIPT_VIOLATION`, naming the agent (and the task, for a
+ * subagent), the call, the field and a short diff. So are a call the recording does not hold
+ * (an extra turn, an unknown subagent or description). A subagent's failure is contained by
+ * the graph (a failed record, the parent goes on), so every violation is also kept:
+ * {@link assertComplete} throws the first one, and then fails on responses left unused.
  *
  * Give it to every agent with `createRuntime({ modelFor: () => replay })`. Responses get new
  * message ids (so a replay makes new child threads), keeping their tool calls as recorded.
  *
  * @example
- * const replay = new ReplayModel(recording);
+ * const replay = new ReplayModel(recording); // or { match: { systemPrompt: false } } while a prompt change is in progress
  * const runtime = await createRuntime({ checkpointer: "memory", database: ":memory:", modelFor: () => replay });
  * // … create the same agents, then:
  * const result = await runtime.run({ uid: "alice", agent: recording.agent, input: recording.inputs[0] });
@@ -72,53 +99,65 @@ interface ReplayState {
  */
 export class ReplayModel extends BaseChatModel {
   private readonly state: ReplayState;
+  private readonly boundTools: readonly BindToolsInput[];
 
-  constructor(recording: ThreadRecording, shared?: ReplayState) {
+  /**
+   * @param recording a recording as `recordThread` wrote it (the parsed JSON of a fixture).
+   * @param options what to compare (all by default).
+   * @param bound internal: the state shared with the copy `bindTools` makes, and its tools.
+   * @throws SubagentGraphError `VALIDATION_FAILED` for a malformed recording, or one of
+   *   version 1 unless `match` is `false`.
+   */
+  constructor(
+    recording: ThreadRecording | ThreadRecordingV1,
+    options: ReplayOptions = {},
+    bound?: { state: ReplayState; tools: readonly BindToolsInput[] },
+  ) {
     super({});
-    if (recording.version !== RECORDING_VERSION) {
-      throw new SubagentGraphError(
-        ErrorCode.Validation,
-        `recording version ${String(recording.version)} is not supported: record the thread again (version ${RECORDING_VERSION})`,
-        { field: "version" },
-      );
-    }
-    this.state = shared ?? {
-      recording,
-      parent: {
-        label: `agent "${recording.agent}"`,
-        responses: restore(recording.responses),
-        next: 0,
-      },
-      children: recording.children.map((child) => ({
-        label: `subagent "${child.subagent_type}" (task ${JSON.stringify(child.description.slice(0, 60))})`,
-        responses: restore(child.responses),
-        next: 0,
-        subagentType: child.subagent_type,
-        description: child.description,
-        taken: false,
-      })),
-      byThread: new Map(),
-    };
+    this.boundTools = bound?.tools ?? [];
+    this.state = bound?.state ?? initialState(recording, options);
   }
 
   _llmType(): string {
     return "replay";
   }
 
-  override bindTools(_tools: BindToolsInput[]): ReplayModel {
-    return new ReplayModel(this.state.recording, this.state);
+  override bindTools(tools: BindToolsInput[]): ReplayModel {
+    // createAgent binds the tools on every call; the bound copy shares the replay's state.
+    return new ReplayModel(this.state.source, {}, { state: this.state, tools });
   }
 
-  /** Throws when recorded responses were left unused (the replay did less than the recording). */
+  /**
+   * Throws the first call that did not go as recorded, even when the graph contained it (a
+   * subagent's call fails its record, not the run). Later ones are counted: they often follow
+   * from the first (a failed subagent changes what its parent is sent next).
+   */
+  assertNoViolations(): void {
+    const [first, ...later] = this.state.violations;
+    if (!first) return;
+    throw new SubagentGraphError(
+      ErrorCode.ScriptViolation,
+      later.length > 0
+        ? `${first.message}\n(${later.length} later call(s) differed too, possibly as a consequence)`
+        : first.message,
+      { cause: first },
+    );
+  }
+
+  /**
+   * Throws when a call did not go as recorded ({@link assertNoViolations}), then when recorded
+   * responses were left unused (the replay did less than the recording).
+   */
   assertComplete(): void {
+    this.assertNoViolations();
     const left = [this.state.parent, ...this.state.children].filter(
-      (stream) => stream.next < stream.responses.length,
+      (stream) => stream.next < stream.calls.length,
     );
     if (left.length > 0) {
       throw new SubagentGraphError(
         ErrorCode.ScriptViolation,
         `replay ended with recorded responses unused: ${left
-          .map((stream) => `${stream.label} used ${stream.next} of ${stream.responses.length}`)
+          .map((stream) => `${stream.label} used ${stream.next} of ${stream.calls.length}`)
           .join("; ")}`,
       );
     }
@@ -129,15 +168,26 @@ export class ReplayModel extends BaseChatModel {
     _options: this["ParsedCallOptions"] & BaseChatModelCallOptions,
   ): Promise<ChatResult> {
     const stream = this.streamFor(messages);
-    const recorded = stream.responses[stream.next];
+    const recorded = stream.calls[stream.next];
     if (!recorded) {
-      throw new SubagentGraphError(
-        ErrorCode.ScriptViolation,
-        `replay: ${stream.label} asked for model call #${stream.next + 1}, but the recording holds ${stream.responses.length}; the graph now does more than when it was recorded`,
+      throw this.violation(
+        `replay: ${stream.label} asked for model call #${stream.next + 1}, but the recording holds ${stream.calls.length}; the graph now does more than when it was recorded`,
       );
     }
+    const match = this.state.match;
+    if (match && recorded.request) {
+      const sent = recordRequest({
+        system: systemText(messages),
+        tools: this.boundTools,
+        messages,
+      });
+      const differences = requestDifferences(recorded.request, sent, match);
+      if (differences.length > 0) {
+        throw this.violation(differenceMessage(stream, stream.next, differences));
+      }
+    }
     stream.next += 1;
-    const original = recorded as AIMessage;
+    const original = recorded.response as AIMessage;
     // A fresh id, as a model would give: the recorded one belongs to the recorded thread.
     const message = new AIMessage({
       content: original.content,
@@ -165,8 +215,7 @@ export class ReplayModel extends BaseChatModel {
     );
     const stream = child ?? (agent === this.state.recording.agent ? this.state.parent : undefined);
     if (!stream) {
-      throw new SubagentGraphError(
-        ErrorCode.ScriptViolation,
+      throw this.violation(
         `replay: the recording holds no run of "${agent}" with task ${JSON.stringify(description.slice(0, 80))}; it recorded ${[
           `"${this.state.recording.agent}"`,
           ...this.state.children.map((c) => `"${c.subagentType}"`),
@@ -177,10 +226,85 @@ export class ReplayModel extends BaseChatModel {
     this.state.byThread.set(threadId, stream);
     return stream;
   }
+
+  /** A `SCRIPT_VIOLATION` for `message`, kept for {@link assertNoViolations}. */
+  private violation(message: string): SubagentGraphError {
+    const [first] = this.state.violations;
+    const error = new SubagentGraphError(ErrorCode.ScriptViolation, message);
+    this.state.violations.push(error);
+    if (!first) return error;
+    // What fails the run should name the cause: the first difference (often a subagent's, which
+    // the graph contained), and then this one, which may only follow from it.
+    return new SubagentGraphError(
+      ErrorCode.ScriptViolation,
+      `${first.message}\n(then: ${message.split("\n")[0]?.replace(/:$/, "")})`,
+      { cause: error },
+    );
+  }
 }
 
-function restore(stored: readonly StoredMessage[]): BaseMessage[] {
-  return mapStoredMessagesToChatMessages([...stored]);
+function initialState(
+  recording: ThreadRecording | ThreadRecordingV1,
+  options: ReplayOptions,
+): ReplayState {
+  const read = readRecording(recording);
+  const match =
+    options.match === false
+      ? undefined
+      : {
+          systemPrompt: options.match?.systemPrompt ?? true,
+          subagents: options.match?.subagents ?? true,
+          tools: options.match?.tools ?? true,
+          messages: options.match?.messages ?? true,
+        };
+  if (read.version === 1 && match) {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `recording version 1 holds the model's responses but not what each call was sent (system prompt, subagents, tools, messages), so a replay of it could not tell a changed agent from an unchanged one: ${RERECORD_HINT} (it replays the responses and records what your agents send now, as version ${RECORDING_VERSION}), or pass { match: false } to replay it unchecked`,
+      { field: "version" },
+    );
+  }
+  const restore = (calls: ReadRecording["calls"]): ReplayCall[] => {
+    const responses = mapStoredMessagesToChatMessages(calls.map((call) => call.response));
+    return calls.map((call, index) => ({
+      request: call.request,
+      response: responses[index] ?? new AIMessage(""),
+    }));
+  };
+  return {
+    source: recording,
+    recording: read,
+    match,
+    parent: { label: `agent "${read.agent}"`, calls: restore(read.calls), next: 0 },
+    children: read.children.map((child) => ({
+      label: `subagent "${child.subagent_type}" (task ${JSON.stringify(shorten(child.description, 60))})`,
+      calls: restore(child.calls),
+      next: 0,
+      subagentType: child.subagent_type,
+      description: child.description,
+      taken: false,
+    })),
+    byThread: new Map(),
+    violations: [],
+  };
+}
+
+/** A failed comparison: where, what differs, and how to accept the change. */
+function differenceMessage(
+  stream: Stream,
+  index: number,
+  differences: readonly RequestDifference[],
+): string {
+  const relax = differences.map((difference) => `${difference.field}: false`).join(", ");
+  return [
+    `replay of ${stream.label} call #${index + 1}: ${differences.map((d) => d.text).join("\n")}`,
+    `(if the change is intended: relax with { match: { ${relax} } }, or ${RERECORD_HINT})`,
+  ].join("\n");
+}
+
+/** `text` up to `max` characters, an ellipsis marking a cut. */
+function shorten(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
 }
 
 function safeConfig() {

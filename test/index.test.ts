@@ -33,9 +33,15 @@ describe("public API", () => {
     );
   });
 
-  it("ships the scripted model under ./testing", () => {
+  it("ships the scripted model and the replay kit under ./testing", () => {
     expect(Object.keys(testing).sort()).toEqual(
-      ["RECORDING_VERSION", "ReplayModel", "ScriptedChatModel", "recordThread"].sort(),
+      [
+        "RECORDING_VERSION",
+        "ReplayModel",
+        "ScriptedChatModel",
+        "recordThread",
+        "rerecordThread",
+      ].sort(),
     );
   });
 });

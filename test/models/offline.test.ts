@@ -28,6 +28,20 @@ describe("OfflineChatModel", () => {
     expect(String(reply.tool_calls?.[0]?.args.description)).toContain("Plan a picnic");
   });
 
+  it("delegates only to the subagent list, not to the skills listed after it", async () => {
+    const withSkills = new SystemMessage(
+      `${system.content}\n\nSkills (read-only folders of instructions under /home/gem/skills):\n- summarise: Summarises a text (/home/gem/skills/summarise/SKILL.md)`,
+    );
+    const reply = await new OfflineChatModel()
+      .bindTools([task])
+      .invoke([withSkills, new HumanMessage("Plan a picnic")]);
+
+    expect(reply.tool_calls?.map((call) => call.args.subagent_type)).toEqual([
+      "researcher",
+      "reviewer",
+    ]);
+  });
+
   it("answers from the subagents' results once they are in", async () => {
     const calls = new AIMessage({
       content: "",

@@ -1,0 +1,169 @@
+import type { StoredMessage } from "@langchain/core/messages";
+import { z } from "zod";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
+import type { RecordedRequest } from "./model-request.js";
+
+/**
+ * The version of {@link ThreadRecording}'s format. 2 added each call's request (what the graph
+ * sent the model); version 1 holds the responses only ({@link ThreadRecordingV1}).
+ */
+export const RECORDING_VERSION = 2;
+
+/**
+ * A thread's model calls, recorded as they were made (`recordThread`): the main agent's, in
+ * order, and each subagent run's (keyed by subagent and task description, since several
+ * children of one turn run concurrently). Each call holds what the graph sent the model and
+ * what the model answered. JSON, so it can be kept as a test fixture.
+ */
+export interface ThreadRecording {
+  version: typeof RECORDING_VERSION;
+  /** The main agent's slug. */
+  agent: string;
+  /** The user's messages, one per turn, in order: what a replay test sends again. */
+  inputs: string[];
+  /** The main agent's model calls, in order. */
+  calls: RecordedCall[];
+  /** One entry per subagent run, in the order the parent recorded them. */
+  children: RecordedChild[];
+}
+
+/** One model call: what the graph sent, and the model's response. */
+export interface RecordedCall {
+  request: RecordedRequest;
+  /** The response as LangChain stores messages (`mapChatMessagesToStoredMessages`). */
+  response: StoredMessage;
+}
+
+/** The model calls of one subagent run. */
+export interface RecordedChild {
+  subagent_type: string;
+  /** The task description the child started from (its first human message). */
+  description: string;
+  calls: RecordedCall[];
+}
+
+/**
+ * The format of version 1: the responses without what each call was sent. A replay cannot
+ * check such a recording; `rerecordThread` turns it into the current format.
+ */
+export interface ThreadRecordingV1 {
+  version: 1;
+  agent: string;
+  inputs: string[];
+  responses: StoredMessage[];
+  children: { subagent_type: string; description: string; responses: StoredMessage[] }[];
+}
+
+/** A recorded call as a replay serves it: the request is unknown in a version 1 recording. */
+export interface ReplayableCall {
+  request: RecordedRequest | undefined;
+  response: StoredMessage;
+}
+
+/** A recording of either version, read into one shape. */
+export interface ReadRecording {
+  version: 1 | typeof RECORDING_VERSION;
+  agent: string;
+  inputs: string[];
+  calls: ReplayableCall[];
+  children: { subagent_type: string; description: string; calls: ReplayableCall[] }[];
+}
+
+// LangChain's stored form; its content may be a string or a list of parts, whatever the type
+// says, so only the envelope is checked here and mapStoredMessagesToChatMessages reads the rest.
+const storedMessage = z.custom<StoredMessage>(
+  (value) =>
+    typeof (value as { type?: unknown } | null)?.type === "string" &&
+    typeof (value as { data?: unknown }).data === "object" &&
+    (value as { data?: unknown }).data !== null,
+  { message: "expected a stored message { type, data }" },
+);
+
+const recordedRequest: z.ZodType<RecordedRequest> = z.object({
+  system_prompt: z.string(),
+  subagents: z.array(z.object({ slug: z.string(), description: z.string() })),
+  tools: z.array(z.object({ name: z.string(), schema: z.string() })),
+  messages: z.array(
+    z.object({
+      role: z.string(),
+      text: z.string(),
+      tool_calls: z.array(z.object({ name: z.string(), args: z.unknown() })).optional(),
+      name: z.string().optional(),
+      error: z.literal(true).optional(),
+    }),
+  ),
+});
+
+const recordedCall: z.ZodType<RecordedCall> = z.object({
+  request: recordedRequest,
+  response: storedMessage,
+});
+
+const recordingV2: z.ZodType<ThreadRecording> = z.object({
+  version: z.literal(RECORDING_VERSION),
+  agent: z.string(),
+  inputs: z.array(z.string()),
+  calls: z.array(recordedCall),
+  children: z.array(
+    z.object({ subagent_type: z.string(), description: z.string(), calls: z.array(recordedCall) }),
+  ),
+});
+
+const recordingV1: z.ZodType<ThreadRecordingV1> = z.object({
+  version: z.literal(1),
+  agent: z.string(),
+  inputs: z.array(z.string()),
+  responses: z.array(storedMessage),
+  children: z.array(
+    z.object({
+      subagent_type: z.string(),
+      description: z.string(),
+      responses: z.array(storedMessage),
+    }),
+  ),
+});
+
+/**
+ * Reads a recording of either version (as parsed from its JSON file) into one shape.
+ *
+ * @throws SubagentGraphError `VALIDATION_FAILED` naming the version or the malformed field.
+ */
+export function readRecording(value: unknown): ReadRecording {
+  const version = (value as { version?: unknown } | null)?.version;
+  if (version === 1) {
+    const v1 = parse(recordingV1, value);
+    const calls = (responses: StoredMessage[]) =>
+      responses.map((response) => ({ request: undefined, response }));
+    return {
+      version: 1,
+      agent: v1.agent,
+      inputs: v1.inputs,
+      calls: calls(v1.responses),
+      children: v1.children.map((child) => ({
+        subagent_type: child.subagent_type,
+        description: child.description,
+        calls: calls(child.responses),
+      })),
+    };
+  }
+  if (version !== RECORDING_VERSION) {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `recording version ${JSON.stringify(version)} is not one this subagent-graph reads (1 or ${RECORDING_VERSION}): record the thread again with recordThread`,
+      { field: "version" },
+    );
+  }
+  return parse(recordingV2, value);
+}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const [issue] = result.error.issues;
+  const field = issue?.path.map(String).join(".") ?? "";
+  throw new SubagentGraphError(
+    ErrorCode.Validation,
+    `the recording is malformed at ${field || "its top level"}: ${issue?.message ?? "invalid"}; record the thread again with recordThread rather than editing the file by hand`,
+    { field: field || "recording" },
+  );
+}
