@@ -78,6 +78,11 @@ export const ErrorCode = {
    * not fit the tool's schema, unknown tools), turn after turn, so the run was stopped.
    */
   InvalidToolCalls: "INVALID_TOOL_CALLS",
+  /**
+   * An MCP server a subagent's `context.mcp_servers` names could not be connected (it did not
+   * start, or refused the connection), so the subagent was not run without its tools.
+   */
+  McpUnavailable: "MCP_SERVER_UNAVAILABLE",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -83,8 +83,8 @@ export class ProgressRenderer {
         if (event.childThreadId === undefined) this.#mainMessage(event.text);
         return;
       case "tool_result":
-        // A task call refused before it started (unknown subagent, over the parallel cap) sends
-        // no subagent events; without this line the user would never see why nothing ran.
+        // A task call answered before the task tool ran (arguments that do not fit its schema)
+        // sends no subagent events; without this line the user would never see why nothing ran.
         if (event.childThreadId === undefined && event.isError) {
           if (!this.#subagentCalls.has(event.toolCallId)) {
             this.#line(`✗ ${event.name ?? "tool"} error: ${oneLine(event.text, PREVIEW_CHARS)}`);
@@ -93,6 +93,9 @@ export class ProgressRenderer {
         return;
       case "subagent_started":
         this.#subagentCalls.add(event.id);
+        // No child thread: the call ended before its child ran (refused, or the subagent could
+        // not start), and its finish event, next, says why.
+        if (!event.child_thread_id) return;
         this.#running.set(event.child_thread_id, {
           slug: event.subagent_type,
           startedAt: this.#now(),

@@ -98,7 +98,10 @@ export class AgentGraphs {
         ? generalPurposeRecord(parent)
         : (await this.options.repository.findSubagents(scope.uid, [slug]))[0];
     if (!record) return undefined;
-    const mcp = await this.mcpTools(record);
+    // A subagent that names its MCP servers is called for their tools: run without them, it
+    // would answer as if it had looked. So a server it names that cannot be reached fails the
+    // task call (one naming no servers, i.e. all of them, goes on without the ones that are down).
+    const mcp = await this.mcpTools(record, record.config_json.context.mcp_servers !== undefined);
     const graph = this.cache.getOrBuild(agentGraphKey(record, [], mcp.key), () =>
       buildAgentGraph(record, [], this.deps, mcp.tools),
     );
@@ -113,12 +116,13 @@ export class AgentGraphs {
 
   /**
    * The agent's MCP tools (connecting its servers on first use): resolved before the build,
-   * which is synchronous, and part of the cache key.
+   * which is synchronous, and part of the cache key. `required`: a server that cannot be
+   * reached throws (`MCP_SERVER_UNAVAILABLE`) instead of being left out with a warning.
    */
-  private mcpTools(record: AgentRecord): Promise<McpToolSet> {
+  private mcpTools(record: AgentRecord, required = false): Promise<McpToolSet> {
     const mcp = this.options.mcp;
     if (!mcp) return Promise.resolve(NO_MCP_TOOLS);
-    return mcp.toolsFor(record.config_json.context.mcp_servers, record.slug);
+    return mcp.toolsFor(record.config_json.context.mcp_servers, record.slug, { required });
   }
 
   private async dispatchLimits(

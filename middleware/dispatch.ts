@@ -7,12 +7,15 @@ import {
 import type { ToolRuntime } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
+import { SubagentGraphError } from "../errors.js";
 import { messageText } from "../util/message-text.js";
 import { type ChildGraph, childRunConfig, linkedAbortSignal } from "./child-run.js";
 import { parentScope } from "./parent-scope.js";
 import { finishedRun, type RunIdentity } from "./run-records.js";
 import type { SubagentRun } from "./subagent-runs.js";
 import {
+  type DispatchLimits,
+  type LoadedChild,
   TASK_TOOL_NAME,
   type TaskArgs,
   type TaskMiddlewareOptions,
@@ -21,33 +24,74 @@ import {
 import { truncateAnswer } from "./truncate.js";
 
 /**
- * One `task` call, start to end. It never throws: every refusal and every failure becomes an
- * error ToolMessage plus a `subagent_runs` record, so sibling calls and the parent run go on.
+ * One `task` call, start to end. It never throws: every refusal and every failure, wherever it
+ * happens (the caller's limits, loading the subagent's record, building its graph — model,
+ * tools, MCP servers —, its run), becomes an error ToolMessage plus a `subagent_runs` record, and
+ * the call emits exactly one `subagent_started` and one `subagent_finished` event, so sibling
+ * calls and the parent run go on and every consumer of the events sees each call end.
+ *
+ * A call that ends before its child runs (refused, or the subagent could not start) is recorded
+ * with `child_thread_id: ""`, in its events too: no child thread was made.
  */
 export async function dispatchTask(
   args: TaskArgs,
   runtime: ToolRuntime,
   options: TaskMiddlewareOptions,
 ): Promise<Command> {
-  const toolCallId = runtime.toolCall?.id ?? runtime.toolCallId;
   const identity: RunIdentity = {
-    id: toolCallId,
+    id: runtime.toolCall?.id ?? runtime.toolCallId,
     subagent_type: args.subagent_type,
     child_thread_id: "",
     description: args.description,
     started_at: new Date().toISOString(),
   };
-  const refuse = (reason: string) =>
-    result(
-      finishedRun(identity, {
-        status: "failed",
-        messages: [],
-        maxRoundsReached: false,
-        preview: "",
-        error: reason,
-      }),
-      reason,
-    );
+  const events = new CallEvents(identity, runtime.writer);
+  try {
+    return await dispatch(args, runtime, options, identity, events);
+  } catch (error) {
+    // Nothing above lets an error out; this is the promise kept should a bug do so.
+    const reason = `subagent ${JSON.stringify(args.subagent_type)} failed: ${errorMessage(error)}; ${UNFORESEEN}`;
+    return events.finish(endedRun(identity, reason), reason);
+  }
+}
+
+/** The two events of one call: `started` at most once, always before `finished`. */
+class CallEvents {
+  private started = false;
+
+  constructor(
+    private readonly identity: RunIdentity,
+    private readonly writer: ToolRuntime["writer"],
+  ) {}
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.write({ type: "subagent_started", ...this.identity });
+  }
+
+  /** Emits `finished` (and `started` first when the call ended before it) and the result. */
+  finish(run: SubagentRun, content: string): Command {
+    this.start();
+    this.write({ type: "subagent_finished", run });
+    return result(run, content);
+  }
+
+  private write(event: TaskStreamEvent): void {
+    this.writer?.(event);
+  }
+}
+
+async function dispatch(
+  args: TaskArgs,
+  runtime: ToolRuntime,
+  options: TaskMiddlewareOptions,
+  identity: RunIdentity,
+  events: CallEvents,
+): Promise<Command> {
+  const slug = args.subagent_type;
+  const refuse = (reason: string) => events.finish(endedRun(identity, reason), reason);
+  const runSignal = runtime.signal ?? new AbortController().signal;
 
   const scope = parentScope(runtime.context, runtime.configurable);
   if (!scope) {
@@ -56,25 +100,45 @@ export async function dispatchTask(
       "task tool: this run's context has no uid or thread_id; run the graph through createRuntime() or pass context { uid, thread_id }",
     );
   }
-  const limits = await options.limits(scope);
-  // createAgent sends each tool call to the tools node separately, so the batch is seen only
-  // through the calling AI message: every call of an over-cap turn reaches the same verdict,
-  // before any subagent model call (also when the turn is resumed).
-  const caller = callingMessage(runtime.state, toolCallId);
-  const turnTaskCalls = caller?.tool_calls?.filter((c) => c.name === TASK_TOOL_NAME).length ?? 1;
-  if (turnTaskCalls > limits.maxParallelSubagents) {
-    return refuse(
-      `refused: this turn made ${turnTaskCalls} task calls but at most ${limits.maxParallelSubagents} may run at once (max_parallel_subagents); make at most ${limits.maxParallelSubagents} task calls per turn`,
-    );
-  }
   const allowedSlugs = options.subagents.map((subagent) => subagent.slug);
-  const child = allowedSlugs.includes(args.subagent_type)
-    ? await options.loadChild(args.subagent_type, scope)
-    : undefined;
+  let limits: DispatchLimits;
+  let child: LoadedChild | undefined;
+  let caller: AIMessage | undefined;
+  try {
+    limits = await options.limits(scope);
+    // createAgent sends each tool call to the tools node separately, so the batch is seen only
+    // through the calling AI message: every call of an over-cap turn reaches the same verdict,
+    // before any subagent model call (also when the turn is resumed).
+    caller = callingMessage(runtime.state, identity.id);
+    const turnTaskCalls = caller?.tool_calls?.filter((c) => c.name === TASK_TOOL_NAME).length ?? 1;
+    if (turnTaskCalls > limits.maxParallelSubagents) {
+      return refuse(
+        `refused: this turn made ${turnTaskCalls} task calls but at most ${limits.maxParallelSubagents} may run at once (max_parallel_subagents); make at most ${limits.maxParallelSubagents} task calls per turn`,
+      );
+    }
+    if (!allowedSlugs.includes(slug)) {
+      // Lists only the caller's allowed slugs: nothing about agents it may not use.
+      return refuse(
+        `unknown subagent_type ${JSON.stringify(slug)}: use one of ${quoted(allowedSlugs)}`,
+      );
+    }
+    // Loading reads the record, connects its MCP servers and builds its graph (model, tools):
+    // any of them may fail, and each failure is this call's, recorded below.
+    child = await options.loadChild(slug, scope);
+  } catch (error) {
+    const status = runSignal.aborted ? "cancelled" : "failed";
+    const reason =
+      status === "cancelled"
+        ? `subagent ${JSON.stringify(slug)} cancelled with the parent run`
+        : couldNotStart(slug, error);
+    return events.finish(endedRun(identity, reason, status), reason);
+  }
   if (!child) {
-    // Lists only the caller's allowed slugs: nothing about agents it may not use.
+    // It was allowed when this run began, and has since been deleted or unshared; the other
+    // allowed slugs are all the message may name.
+    const others = allowedSlugs.filter((other) => other !== slug);
     return refuse(
-      `unknown subagent_type ${JSON.stringify(args.subagent_type)}: use one of ${allowedSlugs.map((s) => JSON.stringify(s)).join(", ")}`,
+      `subagent ${JSON.stringify(slug)} is no longer available (deleted, or no longer shared with this user, since this run began), so it did not run: ${others.length > 0 ? `use one of ${quoted(others)}, or do the work without it` : "do the work without it"}`,
     );
   }
   const toolSet = new Set(child.toolNames);
@@ -84,24 +148,22 @@ export async function dispatchTask(
     // The whole call is refused: a silent filter would run the child with tools it was not
     // meant to have, or without ones the caller counted on.
     return refuse(
-      `refused: tools ${badTools.map((n) => JSON.stringify(n)).join(", ")} are not in the allowed set of subagent "${args.subagent_type}"; choose from: ${[...child.toolNames].sort().join(", ") || "(none)"}, or omit tools`,
+      `refused: tools ${quoted(badTools)} are not in the allowed set of subagent "${slug}"; choose from: ${[...child.toolNames].sort().join(", ") || "(none)"}, or omit tools`,
     );
   }
 
   identity.child_thread_id = makeChildThreadId({
     parentThreadId: scope.threadId,
-    slug: args.subagent_type,
-    toolCallId,
-    aiMessageId: caller?.id ?? toolCallId,
+    slug,
+    toolCallId: identity.id,
+    aiMessageId: caller?.id ?? identity.id,
   });
   const timeout =
     limits.subagentTimeoutMs === undefined
       ? undefined
       : AbortSignal.timeout(limits.subagentTimeoutMs);
-  const runSignal = runtime.signal ?? new AbortController().signal;
   const signal = timeout ? AbortSignal.any([runSignal, timeout]) : runSignal;
-  const write = (event: TaskStreamEvent) => runtime.writer?.(event);
-  write({ type: "subagent_started", ...identity });
+  events.start();
 
   // The child follows `signal` through a plain signal of its own, released once it is over:
   // handing it `signal` itself leaks memory on every call (see linkedAbortSignal).
@@ -146,7 +208,7 @@ export async function dispatchTask(
         : status === "cancelled"
           ? "cancelled with the parent run"
           : errorMessage(error);
-    content = `subagent "${args.subagent_type}" ${status === "failed" ? `failed: ${reason}` : reason}`;
+    content = `subagent "${slug}" ${status === "failed" ? `failed: ${reason}` : reason}`;
     run = finishedRun(identity, {
       status,
       messages: await childMessagesSoFar(child.graph, config),
@@ -154,10 +216,48 @@ export async function dispatchTask(
       preview: "",
       error: reason,
     });
+  } finally {
+    childSignal.dispose();
   }
-  childSignal.dispose();
-  write({ type: "subagent_finished", run });
-  return result(run, content);
+  return events.finish(run, content);
+}
+
+/** The record of a call that ended before its child ran: no rounds, no child thread. */
+function endedRun(
+  identity: RunIdentity,
+  reason: string,
+  status: SubagentRun["status"] = "failed",
+): SubagentRun {
+  return finishedRun(identity, {
+    status,
+    messages: [],
+    maxRoundsReached: false,
+    preview: "",
+    error: reason,
+  });
+}
+
+/**
+ * Why subagent `slug` could not start, for its record and the parent model. Our errors name the
+ * cause and the fix already (and the config field at fault); any other is unforeseen.
+ */
+function couldNotStart(slug: string, error: unknown): string {
+  const head = `subagent ${JSON.stringify(slug)} could not start`;
+  if (SubagentGraphError.isInstance(error)) {
+    // The field at fault, unless the message names it already.
+    const field =
+      error.field && !error.message.includes(error.field) ? ` (its ${error.field})` : "";
+    return `${head}${field}: ${error.message}`;
+  }
+  return `${head}: ${errorMessage(error)}; ${UNFORESEEN}`;
+}
+
+/** The fix an error we did not foresee can name. */
+const UNFORESEEN =
+  "this was unexpected: try again, and if it fails again check the subagent's settings (model, tools, mcp_servers) and the agent store";
+
+function quoted(names: readonly string[]): string {
+  return names.map((name) => JSON.stringify(name)).join(", ");
 }
 
 /** The ToolMessage (with the record as artifact) and the state update of one call. */

@@ -6,7 +6,10 @@ import type { SubagentRun, SubagentRunStatus, SubagentUsage } from "./subagent-r
 export interface RunIdentity {
   id: string;
   subagent_type: string;
-  /** Empty when the call was refused before a child thread was made. */
+  /**
+   * Empty when the call ended before its child ran (refused, or the subagent could not be
+   * loaded or built), so no child thread was made.
+   */
   child_thread_id: string;
   description: string;
   started_at: string;

@@ -20,6 +20,7 @@ export type SubagentUsage = z.infer<typeof subagentUsageSchema>;
 export const subagentRunSchema = z.object({
   id: z.string(),
   subagent_type: z.string(),
+  /** The child's checkpoint thread; "" when the call ended before its child ran. */
   child_thread_id: z.string(),
   description: z.string(),
   status: subagentRunStatus,

@@ -40,7 +40,8 @@ export interface TaskMiddlewareOptions {
   subagents: readonly AllowedSubagent[];
   /**
    * Loads the subagent's current graph for the caller, re-checking visibility at dispatch time;
-   * undefined when it is no longer visible (deleted, unshared).
+   * undefined when it is no longer visible (deleted, unshared). It may throw (the store, the
+   * model, the tools or the MCP servers failing): the task call is then recorded as failed.
    */
   loadChild(slug: string, scope: ParentRunScope): Promise<LoadedChild | undefined>;
   /** The caller's current dispatch limits (re-read on each dispatch: no restart needed). */
@@ -67,7 +68,11 @@ export const taskArgsSchema = z.object({
 });
 export type TaskArgs = z.infer<typeof taskArgsSchema>;
 
-/** Custom stream events the task tool emits (stream mode `custom`). */
+/**
+ * Custom stream events the task tool emits (stream mode `custom`): exactly one
+ * `subagent_started` and then one `subagent_finished` per task call, also for a call refused or
+ * failing before its child runs (its `child_thread_id` is then "").
+ */
 export type TaskStreamEvent =
   | {
       type: "subagent_started";

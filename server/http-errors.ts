@@ -33,6 +33,8 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.ModelTimeout]: 504,
   [ErrorCode.ModelFailed]: 502,
   [ErrorCode.InvalidToolCalls]: 502,
+  // A server the agent depends on is down: try again later.
+  [ErrorCode.McpUnavailable]: 503,
 };
 
 /** The one error shape every endpoint answers with. */

@@ -165,6 +165,32 @@ describe("ProgressRenderer", () => {
     expect(output()).toBe('✗ task error: unknown subagent "writer"\n');
   });
 
+  it("shows a task call that ended before its child ran as one ✗ line, nothing running", () => {
+    const { feed, output, renderer } = harness({ live: true });
+    const error = 'unknown subagent_type "writer": use one of "researcher"';
+    feed(
+      started("writer", ""),
+      finished("writer", "", {
+        status: "failed",
+        rounds: 0,
+        result_preview: "",
+        error,
+        finished_at: "2025-01-01T00:00:00.000Z",
+      }),
+      {
+        type: "tool_result",
+        threadId: THREAD,
+        childThreadId: undefined,
+        toolCallId: "call-writer",
+        name: "task",
+        text: error,
+        isError: true,
+      },
+    );
+    expect(output()).toBe(`✗ writer failed (0.0s, 0 rounds): ${error}\n`);
+    expect(renderer.runningCount).toBe(0);
+  });
+
   it("in live mode, ticks redraw a status line with elapsed seconds and erase it at the end", () => {
     const { feed, advance, renderer, screen } = harness({ live: true });
     feed(started("researcher", RESEARCHER), started("reviewer", REVIEWER));

@@ -93,4 +93,66 @@ describe("task middleware pieces", () => {
     expect(loads).toBe(0);
     model.assertComplete();
   });
+
+  it("records a call whose subagent fails to load, with its events, by itself", async () => {
+    // No tool-call-answers middleware here: the task tool's own answer is what the model reads.
+    const reason =
+      'subagent "r" could not start: disk on fire; this was unexpected: try again, and if it fails again check the subagent\'s settings (model, tools, mcp_servers) and the agent store';
+    const model = new ScriptedChatModel("main", [
+      {
+        reply: {
+          toolCalls: [{ name: "task", args: { description: "x", subagent_type: "r" }, id: "c1" }],
+        },
+      },
+      {
+        expect: (call) => {
+          const result = call.messages.at(-1) as ToolMessage;
+          expect(result.status).toBe("error");
+          expect(result.content).toBe(reason);
+        },
+        reply: { text: "recovered" },
+      },
+    ]);
+    const agent = createAgent({
+      model,
+      tools: [],
+      checkpointer: new MemorySaver(),
+      middleware: [
+        createTaskMiddleware({
+          subagents: [{ slug: "r", description: "a subagent" }],
+          loadChild: async () => {
+            throw new Error("disk on fire");
+          },
+          limits: async () => ({
+            maxResultChars: 100,
+            subagentTimeoutMs: undefined,
+            maxParallelSubagents: 3,
+          }),
+        }),
+      ],
+    });
+
+    const custom: unknown[] = [];
+    let values: { subagent_runs?: SubagentRun[] } = {};
+    for await (const [mode, chunk] of await agent.stream(
+      { messages: [new HumanMessage("go")] },
+      {
+        configurable: { thread_id: "t1" },
+        context: { uid: "alice", thread_id: "t1" },
+        streamMode: ["custom", "values"],
+      },
+    )) {
+      if (mode === "custom") custom.push(chunk);
+      else values = chunk as typeof values;
+    }
+
+    const [run] = values.subagent_runs ?? [];
+    expect(values.subagent_runs).toHaveLength(1);
+    expect(run).toMatchObject({ id: "c1", status: "failed", child_thread_id: "", error: reason });
+    expect(custom).toEqual([
+      expect.objectContaining({ type: "subagent_started", id: "c1", child_thread_id: "" }),
+      { type: "subagent_finished", run },
+    ]);
+    model.assertComplete();
+  });
 });

@@ -19,6 +19,7 @@ import {
 } from "../support/mcp-servers.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
 import { ScriptedHarness } from "../support/scripted-harness.js";
+import { expectOneRecordAndEventPair, streamRun } from "../support/task-calls.js";
 import { until } from "../support/until.js";
 
 const taskCall = (subagent_type: string, description: string, tools?: string[]) => ({
@@ -469,15 +470,15 @@ describe("MCP tools", () => {
       harness.assertScriptsComplete();
     });
 
-    it("answers a task call for a subagent naming an undefined server with a tool error", async () => {
+    it("records a task call for a subagent naming an undefined server as failed", async () => {
+      const message =
+        'subagent "reader" could not start: agent "reader" lists unknown MCP server(s) "ghost" in context.mcp_servers; defined servers: fs (from the mcpServers option). Remove them from the agent or define them';
       const main = harness.model("main", [
-        { reply: { toolCalls: [taskCall("reader", "read")] } },
+        { reply: { toolCalls: [{ ...taskCall("reader", "read"), id: "c1" }] } },
         {
           expect: (call) => {
             expect(lastTool(call)?.status).toBe("error");
-            expect(lastTool(call)?.content).toContain(
-              'agent "reader" lists unknown MCP server(s) "ghost" in context.mcp_servers; defined servers: fs',
-            );
+            expect(lastTool(call)?.content).toBe(message);
           },
           reply: { text: "the reader is misconfigured" },
         },
@@ -496,9 +497,55 @@ describe("MCP tools", () => {
         mainAgentPayload("boss", "scripted:main", ["reader"], { mcp_servers: [] }),
       );
 
-      const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+      const { events, result } = await streamRun(runtime, {
+        uid: "alice",
+        agent: "boss",
+        input: "go",
+      });
 
       expect(result.output).toBe("the reader is misconfigured");
+      const { run } = expectOneRecordAndEventPair(events, result, "c1");
+      expect(run).toMatchObject({ status: "failed", child_thread_id: "", error: message });
+      harness.assertScriptsComplete();
+    });
+
+    it("records a task call for a subagent whose named server cannot start as failed", async () => {
+      const missing = join(root, "no-such-folder");
+      const main = harness.model("main", [
+        { reply: { toolCalls: [{ ...taskCall("reader", "read"), id: "c1" }] } },
+        { reply: { text: "the reader's server is down" } },
+      ]);
+      const reader = harness.model("reader", []);
+      const runtime = await setup(
+        { "scripted:main": main, "scripted:reader": reader },
+        { broken: filesystemServer(missing) },
+      );
+      await runtime.agents.create(
+        "alice",
+        subagentPayload("reader", "scripted:reader", { mcp_servers: ["broken"] }),
+      );
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["reader"], { mcp_servers: [] }),
+      );
+
+      const { events, result } = await streamRun(runtime, {
+        uid: "alice",
+        agent: "boss",
+        input: "go",
+      });
+
+      expect(result.output).toBe("the reader's server is down");
+      const { run, toolMessage } = expectOneRecordAndEventPair(events, result, "c1");
+      expect(run).toMatchObject({ status: "failed", child_thread_id: "", rounds: 0 });
+      // The subagent, the server, its own complaint (naming the missing folder) and the fix.
+      expect(run.error).toMatch(
+        /^subagent "reader" could not start: agent "reader" names MCP server\(s\) in context\.mcp_servers that cannot be reached: "broken" \(.+\), so it was not run without their tools\. Fix the server .+, or remove it from the agent's context\.mcp_servers$/,
+      );
+      expect(run.error).toContain(missing);
+      expect(toolMessage.content).toBe(run.error);
+      // Its model was never called: it did not run without the tools it is there for.
+      expect(reader.calls).toHaveLength(0);
       harness.assertScriptsComplete();
     });
 

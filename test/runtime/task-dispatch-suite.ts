@@ -16,6 +16,7 @@ import {
   subagentPayload,
 } from "../support/runtime-fixture.js";
 import { ScriptedHarness } from "../support/scripted-harness.js";
+import { expectOneRecordAndEventPair, streamRun } from "../support/task-calls.js";
 
 const taskCall = (subagent_type: string, description: string, id?: string) => ({
   name: "task",
@@ -317,7 +318,14 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
       const brokenModel =
         'model "broken" failed: model exploded; try again later, or check the model server and its key';
       const main = model("main", [
-        { reply: { toolCalls: [taskCall("broken", "explode"), taskCall("steady", "work")] } },
+        {
+          reply: {
+            toolCalls: [
+              taskCall("broken", "explode", "c-broken"),
+              taskCall("steady", "work", "c-steady"),
+            ],
+          },
+        },
         {
           expect: (call) => {
             const [failed, succeeded] = call.messages.slice(-2) as ToolMessage[];
@@ -329,12 +337,32 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
         },
       ]);
       const broken = model("broken", [{ reply: new Error("model exploded") }]);
-      const steady = model("steady", [{ reply: { text: "steady result" }, delayMs: 50 }]);
-      const runtime = await setup({
-        "scripted:main": main,
-        "scripted:broken": broken,
-        "scripted:steady": steady,
-      });
+      // A tool that throws fails nothing but its call: the child's model reads the error.
+      const steady = model("steady", [
+        { reply: { toolCalls: [{ name: "lookup", args: {} }] }, delayMs: 50 },
+        {
+          expect: (call) => {
+            const answer = call.messages.at(-1) as ToolMessage;
+            expect(answer.status).toBe("error");
+            expect(answer.content).toBe('tool "lookup" failed: lookup service down');
+          },
+          reply: { text: "steady result" },
+        },
+      ]);
+      const lookup = tool(
+        async () => {
+          throw new Error("lookup service down");
+        },
+        { name: "lookup", description: "look something up", schema: z.object({}) },
+      );
+      const runtime = await setup(
+        {
+          "scripted:main": main,
+          "scripted:broken": broken,
+          "scripted:steady": steady,
+        },
+        { tools: [lookup] },
+      );
       await runtime.agents.create("alice", subagentPayload("broken", "scripted:broken"));
       await runtime.agents.create("alice", subagentPayload("steady", "scripted:steady"));
       await runtime.agents.create(
@@ -342,13 +370,26 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
         mainAgentPayload("boss", "scripted:main", ["broken", "steady"]),
       );
 
-      const result = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+      const { events, result } = await streamRun(runtime, {
+        uid: "alice",
+        agent: "boss",
+        threadId: "t-fail",
+        input: "go",
+      });
 
       expect(result.output).toBe("partial answer");
       expect(result.subagentRuns.map((run) => [run.subagent_type, run.status, run.error])).toEqual([
         ["broken", "failed", brokenModel],
         ["steady", "completed", null],
       ]);
+      // Each call: one record, one started/finished pair, one ToolMessage.
+      const failed = expectOneRecordAndEventPair(events, result, "c-broken").run;
+      expect(failed).toMatchObject({ rounds: 0 });
+      expect(expectOneRecordAndEventPair(events, result, "c-steady").run.rounds).toBe(2);
+      // The failed child's thread exists, holding the task it was given.
+      expect(failed.child_thread_id).toMatch(/^t-fail_sub_broken_[0-9a-f]{8}$/);
+      const child = await runtime.childThread("alice", failed.child_thread_id);
+      expect(child.messages.map((message) => message.content)).toEqual(["explode"]);
       assertScriptsComplete();
     });
 

@@ -13,16 +13,30 @@ export interface McpToolSet {
   key: string;
 }
 
+/** Options of {@link McpToolSource.toolsFor}. */
+export interface McpToolsForOptions {
+  /**
+   * Fail instead of leaving out a server that cannot be reached: for a subagent that names its
+   * servers, whose tools are what it is called for (see `graphs/agent-graphs.ts`).
+   */
+  required?: boolean;
+}
+
 /** Where graph building gets MCP tools from (the runtime's {@link McpManager}). */
 export interface McpToolSource {
   /**
    * The tools of the servers `selected` names (every defined server when undefined, none for
    * `[]`), connecting the ones not connected yet. A server that cannot be reached is left out
-   * with a warning (the next build tries again).
+   * with a warning (the next build tries again), unless `options.required`.
    *
-   * @throws SubagentGraphError `UNKNOWN_MCP_SERVER` when a name is not defined.
+   * @throws SubagentGraphError `UNKNOWN_MCP_SERVER` when a name is not defined;
+   *   `MCP_SERVER_UNAVAILABLE` with `options.required` when a server cannot be reached.
    */
-  toolsFor(selected: readonly string[] | undefined, agentSlug: string): Promise<McpToolSet>;
+  toolsFor(
+    selected: readonly string[] | undefined,
+    agentSlug: string,
+    options?: McpToolsForOptions,
+  ): Promise<McpToolSet>;
 }
 
 /** One server as {@link McpManager.list} reports it. */
@@ -82,7 +96,11 @@ export class McpManager implements McpToolSource {
     return [...this.connections.keys()];
   }
 
-  async toolsFor(selected: readonly string[] | undefined, agentSlug: string): Promise<McpToolSet> {
+  async toolsFor(
+    selected: readonly string[] | undefined,
+    agentSlug: string,
+    options: McpToolsForOptions = {},
+  ): Promise<McpToolSet> {
     const names = selected === undefined ? this.names() : [...new Set(selected)];
     const unknown = names.filter((name) => !this.connections.has(name));
     if (unknown.length > 0) {
@@ -98,14 +116,24 @@ export class McpManager implements McpToolSource {
       names.map(async (name) => {
         const connection = this.connection(name);
         const catalogue = await connection.tools();
-        if (!catalogue) {
-          this.warn(
-            `agent "${agentSlug}": MCP server "${name}" is unavailable (${connection.lastError() ?? "not connected"}): its tools are left out for now; the next run tries again`,
-          );
-        }
-        return { name, catalogue };
+        return { name, catalogue, error: connection.lastError() };
       }),
     );
+    const down = catalogues.filter(({ catalogue }) => !catalogue);
+    if (options.required && down.length > 0) {
+      throw new SubagentGraphError(
+        ErrorCode.McpUnavailable,
+        `agent "${agentSlug}" names MCP server(s) in context.mcp_servers that cannot be reached: ${down.map(({ name, error }) => `"${name}" (${error ?? "not connected"})`).join("; ")}, so it was not run without their tools. Fix the server (its definition in ${this.source}, or what it needs to start; "mcp list" shows its status), or remove it from the agent's context.mcp_servers`,
+        { field: "context.mcp_servers" },
+      );
+    }
+    for (const { name, catalogue, error } of catalogues) {
+      if (!catalogue) {
+        this.warn(
+          `agent "${agentSlug}": MCP server "${name}" is unavailable (${error ?? "not connected"}): its tools are left out for now; the next run tries again`,
+        );
+      }
+    }
     return {
       tools: catalogues.flatMap(({ catalogue }) => catalogue?.tools ?? []),
       key: catalogues.map(({ name, catalogue }) => `${name}:${catalogue?.identity ?? "-"}`).join(),
