@@ -425,6 +425,20 @@ describe("web console in Chromium", () => {
     const { page } = ui();
     await withArtifacts(ui(), "upload", async () => {
       await openChatPage();
+      // File listings answer slowly, as on a loaded server: the listing the new thread starts
+      // then ends after the upload, and must not hide the uploaded file.
+      let listingsInFlight = 0;
+      await page.route(/\/threads\/[^/]+\/files(\?|$)/, async (route) => {
+        if (route.request().method() !== "GET") return route.continue();
+        listingsInFlight += 1;
+        try {
+          const response = await route.fetch();
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          return await route.fulfill({ response });
+        } finally {
+          listingsInFlight -= 1;
+        }
+      });
       await page.getByRole("button", { name: "New conversation", exact: true }).click();
       await page.getByLabel("Upload file", { exact: true }).setInputFiles({
         name: "notes.txt",
@@ -438,6 +452,10 @@ describe("web console in Chromium", () => {
       }).catch((error: Error) => {
         throw new Error(`${error.message}; text under "Uploads": ${JSON.stringify(listed)}`);
       });
+      // Still listed once every listing has answered.
+      await waitUntil("the file listings to answer", () => listingsInFlight === 0);
+      expect(await textUnderHeading(page, "Uploads")).toContain("notes.txt");
+      await page.unroute(/\/threads\/[^/]+\/files(\?|$)/);
 
       // The file is in the uploads of one of the user's threads.
       const uploaded: string[] = [];

@@ -18,8 +18,11 @@ export function FilesPanel(props: {
   const [outputs, setOutputs] = useState<FileEntry[]>([]);
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  // Bumped by each upload, so a listing started before it finished (the first upload of a new
+  // conversation creates the thread, which starts one) is discarded instead of hiding the file.
+  const [uploadCount, setUploadCount] = useState(0);
 
-  // `refreshKey` is a dependency only to reload after a run.
+  // `refreshKey` and `uploadCount` are dependencies only to reload after a run or an upload.
   useEffect(() => {
     if (!threadId) {
       setUploads([]);
@@ -39,7 +42,7 @@ export function FilesPanel(props: {
     return () => {
       current = false;
     };
-  }, [api, threadId, props.refreshKey]);
+  }, [api, threadId, props.refreshKey, uploadCount]);
 
   const upload = async (event: Event) => {
     const input = event.target as HTMLInputElement;
@@ -51,6 +54,7 @@ export function FilesPanel(props: {
       const target = await props.ensureThread();
       const entry = await api.uploadFile(target, file);
       setUploads((current) => [...current.filter((f) => f.path !== entry.path), entry]);
+      setUploadCount((count) => count + 1);
     } catch (caught) {
       setError(`Upload of "${file.name}" failed: ${(caught as Error).message}`);
     } finally {
