@@ -22,7 +22,8 @@ function expectBothSubagentsRan(stdout: string): void {
   }
 }
 
-describe("cli/main.ts", { timeout: 60_000 }, () => {
+// Each case spawns several CLI processes (a few seconds each on a busy 2-core machine).
+describe("cli/main.ts", { timeout: 180_000 }, () => {
   let dataDir: string;
 
   beforeEach(async () => {
