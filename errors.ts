@@ -83,6 +83,8 @@ export const ErrorCode = {
    * start, or refused the connection), so the subagent was not run without its tools.
    */
   McpUnavailable: "MCP_SERVER_UNAVAILABLE",
+  /** The data folder cannot be created or written (the message names the folder and why). */
+  DataDirUnusable: "DATA_DIR_UNUSABLE",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -34,6 +34,7 @@ import { prepareAgentSkills } from "./sandbox/skills/agent-skills.js";
 import { SkillLibrary } from "./sandbox/skills/library.js";
 import { ThreadFiles } from "./sandbox/thread-files.js";
 import { createFileTools } from "./sandbox/tools/file-tools.js";
+import { prepareDataDir } from "./store/data-dir.js";
 import { openDatabase } from "./store/database.js";
 import { RunRepository } from "./store/runs.js";
 import { ThreadRepository } from "./store/threads.js";
@@ -77,6 +78,15 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
 
   const ownsDatabase = typeof options.database !== "object";
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  // SQLite files go into the data folder (the agent store unless a database is named, the
+  // checkpoints with the sqlite saver): a folder that cannot be made or written fails here, with
+  // one error naming it. A runtime that keeps nothing there makes it only when a file is written.
+  if (
+    (options.database === undefined && databaseUrl === undefined) ||
+    (options.checkpointer ?? (databaseUrl ? "postgres" : "sqlite")) === "sqlite"
+  ) {
+    prepareDataDir(dataDir);
+  }
   const database =
     typeof options.database === "object"
       ? options.database

@@ -1,9 +1,9 @@
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { makeDirectorySync } from "../util/make-directory.js";
 import { ForkSafePostgresSaver, type ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
 
 /** Which built-in saver to use. */
@@ -36,7 +36,7 @@ export function openSaver(kind: SaverKind, target?: string): ManagedSaver | Prom
     );
   }
   if (kind === "postgres") return openPostgresSaver(target);
-  mkdirSync(dirname(target), { recursive: true });
+  makeDirectorySync(dirname(target));
   const saver = SqliteSaver.fromConnString(target);
   return {
     saver,

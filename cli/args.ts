@@ -1,75 +1,332 @@
 import { parseArgs } from "node:util";
 import { DEMO_UID } from "../agents/demo.js";
 
-/** The usage text of `help`, and of every usage error. */
-export const USAGE = `Usage: subagent-graph <command> [options]
-       (in a clone of the repository: npm run cli -- <command> [options])
+/** How the command line names itself: the installed bin, and the same in a clone. */
+const BIN = "subagent-graph";
+const IN_A_CLONE = "npm run cli --";
 
-Commands:
-  serve                Serve the HTTP API and the web console at / (default 127.0.0.1:$PORT,
-                       else 8787). The first start creates the demo user and agents and prints
-                       the user's token once. The console is built first when web/dist is
-                       missing or older than web/ (npm run build does it ahead).
-  studio               Start the LangGraph dev server for LangGraph Studio (offline), on
-                       127.0.0.1:$STUDIO_PORT, else 2025; graphs read agents from the data dir.
-  chat [question]      Ask your default agent (or --agent) one question and print the answer.
-                       Without a question: an interactive chat on a terminal, or the whole of
-                       stdin as the question when it is piped.
-  agents list          List your agents: kind (chat/subagent), slug, model, subagents.
-  agents show <slug>   Show one agent's settings.
-  skills list          List the installed skills (agents get them through context.skills).
-  skills add <folder>  Install a skill folder (SKILL.md with name/description front matter);
-                       --replace replaces an installed skill of the same name.
-  skills remove <name> Remove an installed skill.
-  mcp list             List the MCP servers (<data>/mcp.json or $SUBAGENT_GRAPH_MCP): each one is
-                       connected to show its status and its tools (mcp_<server>_<tool>).
-  files upload <thread> <file> [name]
-                       Add a local file to a thread's uploads (a new thread id is claimed for
-                       your default agent, or --agent), where its agents can read it.
-  files list <thread> [folder]
-                       List a thread's files (default: its outputs).
-  files cat <thread> <path>
-                       Print one of a thread's files, e.g. /home/gem/user-data/outputs/x.md.
-  users add <uid>      Add a user who can be given API tokens (--name: a display name).
-  users list           List the users.
-  tokens issue <uid>   Issue an API token for the HTTP server (--label: what it is for). The
-                       token is printed once and cannot be shown again.
-  tokens list <uid>    List a user's tokens (ids, labels, last use; never the tokens).
-  tokens revoke <uid> <token-id>
-                       Revoke a token at once (its id is in "tokens list").
-  demo                 Create the demo agents if needed and run a sample question.
-  help                 Show this text.
+/** The options the command line takes. */
+type OptionName = keyof typeof OPTIONS;
 
-Options:
-  --uid <uid>          The user to act as (default: ${DEMO_UID}).
-  --data <dir>         Data folder (default: $SUBAGENT_GRAPH_DATA, else ./data).
-  --agent <slug>       chat: the agent to ask (default: your default agent).
-  --thread <id>        chat: continue this thread (its id is printed after each answer).
-  --replace            skills add: replace an installed skill of the same name.
-  --port <n>           serve / studio: the port (default $PORT, else 8787 / $STUDIO_PORT, else 2025).
-  --host <address>     serve / studio: the address to listen on (default 127.0.0.1).
-  --no-console         serve: the API only (no web console, nothing built).
-  --name <text>        users add: the user's display name (default: the uid).
-  --label <text>       tokens issue: what the token is for (default: "default").
-  -h, --help           Show this text.
+/** What `help` says about one command: its forms, options, notes and examples. */
+interface CommandDoc {
+  /** The command's first word. */
+  name: string;
+  /** Its forms (`agents list`, `agents show <slug>`), each with lines of explanation. */
+  forms: readonly { usage: string; about: readonly string[] }[];
+  /** The options it takes (`--help` aside), in the order they are listed. */
+  options: readonly OptionName[];
+  /** Paragraphs after the options (its help only). */
+  notes?: readonly string[];
+  /** Its example command lines, without the bin's name. */
+  examples: readonly string[];
+}
 
-In the interactive chat: /new starts a new thread, /exit or Ctrl-D quits, Ctrl-C cancels a
-running answer and a second Ctrl-C quits.
+/** Every command, in the order `help` lists them. */
+const COMMAND_DOCS: readonly CommandDoc[] = [
+  {
+    name: "serve",
+    forms: [
+      {
+        usage: "serve",
+        about: [
+          "Serve the HTTP API and the web console at / (default 127.0.0.1:$PORT,",
+          "else 8787). The first start creates the demo user and agents and prints",
+          "the user's token once. The console is built first when web/dist is",
+          "missing or older than web/ (npm run build does it ahead).",
+        ],
+      },
+    ],
+    options: ["data", "port", "host", "no-console"],
+    examples: ["serve", "serve --port 9000 --no-console"],
+  },
+  {
+    name: "studio",
+    forms: [
+      {
+        usage: "studio",
+        about: [
+          "Start the LangGraph dev server for LangGraph Studio (offline), on",
+          "127.0.0.1:$STUDIO_PORT, else 2025; graphs read agents from the data dir.",
+        ],
+      },
+    ],
+    options: ["data", "port", "host"],
+    examples: ["studio"],
+  },
+  {
+    name: "chat",
+    forms: [
+      {
+        usage: "chat [question]",
+        about: [
+          "Ask your default agent (or --agent) one question and print the answer.",
+          "Without a question: an interactive chat on a terminal, or the whole of",
+          "stdin as the question when it is piped.",
+        ],
+      },
+    ],
+    options: ["uid", "data", "agent", "thread"],
+    notes: [
+      'Only the demo user is created implicitly (with its agents); another --uid must have been\nadded with "users add" first. --thread takes a thread of yours ("threads list" lists them).',
+    ],
+    examples: [
+      'chat "Compare solar and wind power for a small farm"',
+      'chat --thread <id> "And what about hydro?"',
+    ],
+  },
+  {
+    name: "agents",
+    forms: [
+      {
+        usage: "agents list",
+        about: ["List your agents: kind (chat/subagent), slug, model, subagents."],
+      },
+      { usage: "agents show <slug>", about: ["Show one agent's settings."] },
+    ],
+    options: ["uid", "data"],
+    examples: ["agents list", "agents show assistant"],
+  },
+  {
+    name: "threads",
+    forms: [
+      {
+        usage: "threads list",
+        about: ["List your threads, most recently used first: id, agent, last use."],
+      },
+    ],
+    options: ["uid", "data"],
+    examples: ["threads list"],
+  },
+  {
+    name: "skills",
+    forms: [
+      {
+        usage: "skills list",
+        about: ["List the installed skills (agents get them through context.skills)."],
+      },
+      {
+        usage: "skills add <folder>",
+        about: [
+          "Install a skill folder (SKILL.md with name/description front matter);",
+          "--replace replaces an installed skill of the same name.",
+        ],
+      },
+      { usage: "skills remove <name>", about: ["Remove an installed skill."] },
+    ],
+    options: ["data", "replace"],
+    examples: ["skills add ./my-skills/house-style"],
+  },
+  {
+    name: "mcp",
+    forms: [
+      {
+        usage: "mcp list",
+        about: [
+          "List the MCP servers (<data>/mcp.json or $SUBAGENT_GRAPH_MCP): each one is",
+          "connected to show its status and its tools (mcp_<server>_<tool>).",
+        ],
+      },
+    ],
+    options: ["data"],
+    examples: ["mcp list"],
+  },
+  {
+    name: "files",
+    forms: [
+      {
+        usage: "files upload <thread> <file> [name]",
+        about: [
+          "Add a local file to a thread's uploads (a new thread id is claimed for",
+          "your default agent, or --agent), where its agents can read it.",
+        ],
+      },
+      {
+        usage: "files list <thread> [folder]",
+        about: ["List a thread's files (default: its outputs)."],
+      },
+      {
+        usage: "files cat <thread> <path>",
+        about: ["Print one of a thread's files, e.g. /home/gem/user-data/outputs/x.md."],
+      },
+    ],
+    options: ["uid", "data", "agent"],
+    examples: ["files upload <thread> ./brief.pdf", "files list <thread>"],
+  },
+  {
+    name: "users",
+    forms: [
+      {
+        usage: "users add <uid>",
+        about: ["Add a user who can be given API tokens (--name: a display name)."],
+      },
+      { usage: "users list", about: ["List the users."] },
+    ],
+    options: ["data", "name"],
+    examples: ['users add alice --name "Alice Example"'],
+  },
+  {
+    name: "tokens",
+    forms: [
+      {
+        usage: "tokens issue <uid>",
+        about: [
+          "Issue an API token for the HTTP server (--label: what it is for). The",
+          "token is printed once and cannot be shown again.",
+        ],
+      },
+      {
+        usage: "tokens list <uid>",
+        about: ["List a user's tokens (ids, labels, last use; never the tokens)."],
+      },
+      {
+        usage: "tokens revoke <uid> <token-id>",
+        about: ['Revoke a token at once (its id is in "tokens list").'],
+      },
+    ],
+    options: ["data", "label"],
+    examples: ["tokens issue alice --label laptop"],
+  },
+  {
+    name: "demo",
+    forms: [
+      {
+        usage: "demo",
+        about: ["Create the demo agents if needed and run a sample question."],
+      },
+    ],
+    options: ["uid", "data"],
+    examples: ["demo"],
+  },
+  {
+    name: "help",
+    forms: [
+      {
+        usage: "help [command]",
+        about: ["Show this text, or one command's (also: <command> --help)."],
+      },
+    ],
+    options: [],
+    examples: ["help chat"],
+  },
+];
 
-Models: agents without a model use OPENAI_API_KEY (openai:gpt-4o-mini), or OPENAI_BASE_URL for
+/** One line per option, as `help` lists them. */
+const OPTION_DOCS: Readonly<Record<OptionName, { flag: string; about: string }>> = {
+  uid: { flag: "--uid <uid>", about: `The user to act as (default: ${DEMO_UID}).` },
+  data: {
+    flag: "--data <dir>",
+    about: "Data folder (default: $SUBAGENT_GRAPH_DATA, else ./data).",
+  },
+  agent: {
+    flag: "--agent <slug>",
+    about: "chat, files upload: the agent to use (default: your default agent).",
+  },
+  thread: {
+    flag: "--thread <id>",
+    about: "chat: continue this thread (its id is printed after each answer).",
+  },
+  replace: { flag: "--replace", about: "skills add: replace an installed skill of the same name." },
+  port: {
+    flag: "--port <n>",
+    about: "serve / studio: the port (default $PORT, else 8787 / $STUDIO_PORT, else 2025).",
+  },
+  host: {
+    flag: "--host <address>",
+    about: "serve / studio: the address to listen on (default 127.0.0.1).",
+  },
+  "no-console": {
+    flag: "--no-console",
+    about: "serve: the API only (no web console, nothing built).",
+  },
+  name: { flag: "--name <text>", about: "users add: the user's display name (default: the uid)." },
+  label: {
+    flag: "--label <text>",
+    about: 'tokens issue: what the token is for (default: "default").',
+  },
+  help: { flag: "-h, --help", about: "Show this text." },
+};
+
+/** The slash commands of the interactive chat, as `/help` there and `help chat` list them. */
+export const CHAT_COMMANDS_HELP = `In the interactive chat:
+  /help                This list.
+  /new                 Start a new thread.
+  /exit, /quit         Quit (so does Ctrl-D).
+  Ctrl-C               Cancel a running answer; a second Ctrl-C quits.`;
+
+const MODELS_NOTE = `Models: agents without a model use OPENAI_API_KEY (openai:gpt-4o-mini), or OPENAI_BASE_URL for
 a local OpenAI-compatible server, or SUBAGENT_GRAPH_MODEL; with none of them set, a
-deterministic offline model answers, labelled [offline model].
+deterministic offline model answers, labelled [offline model].`;
 
-Examples:
-  subagent-graph demo
-  subagent-graph chat "Compare solar and wind power for a small farm"
-  subagent-graph chat --thread <id> "And what about hydro?"
-  subagent-graph agents show assistant
-  subagent-graph skills add ./my-skills/house-style
-  subagent-graph mcp list
-  subagent-graph files upload <thread> ./brief.pdf
-  subagent-graph users add alice --name "Alice Example"
-  subagent-graph tokens issue alice --label laptop`;
+/** A form and its explanation, aligned as `help` lists them. */
+function formLines(form: CommandDoc["forms"][number]): string[] {
+  const indent = " ".repeat(23);
+  const [first = "", ...rest] = form.about;
+  const head =
+    form.usage.length <= 20
+      ? [`  ${form.usage.padEnd(20)} ${first}`]
+      : [`  ${form.usage}`, `${indent}${first}`];
+  return [...head, ...rest.map((line) => `${indent}${line}`)];
+}
+
+function optionLine(name: OptionName): string {
+  const { flag, about } = OPTION_DOCS[name];
+  return `  ${flag.padEnd(21)}${about}`;
+}
+
+/** The usage text of `help`, and of every usage error. */
+export const USAGE = [
+  `Usage: ${BIN} <command> [options]`,
+  `       (in a clone of the repository: ${IN_A_CLONE} <command> [options])`,
+  "",
+  "Commands:",
+  ...COMMAND_DOCS.flatMap((doc) => doc.forms.flatMap(formLines)),
+  "",
+  "Options:",
+  ...(Object.keys(OPTION_DOCS) as OptionName[]).map(optionLine),
+  "",
+  CHAT_COMMANDS_HELP,
+  "",
+  MODELS_NOTE,
+  "",
+  "Examples:",
+  ...COMMAND_DOCS.filter((doc) => doc.name !== "help").flatMap((doc) =>
+    doc.examples.slice(0, 1).map((example) => `  ${BIN} ${example}`),
+  ),
+].join("\n");
+
+/** The commands `help <command>` and `<command> --help` know. */
+export const COMMAND_NAMES: readonly string[] = COMMAND_DOCS.map((doc) => doc.name);
+
+/**
+ * The help of one command: its forms, the options it takes, notes and examples.
+ *
+ * @throws UsageError when `name` is not a command.
+ */
+export function commandHelp(name: string): string {
+  const doc = COMMAND_DOCS.find((candidate) => candidate.name === name);
+  if (!doc) throw unknownCommand(name);
+  const forms = doc.forms.map((form) => form.usage);
+  const options: OptionName[] = [...doc.options, "help"];
+  return [
+    `Usage: ${forms.map((form, index) => `${index === 0 ? "" : "       "}${BIN} ${form}${doc.options.length > 0 ? " [options]" : ""}`).join("\n")}`,
+    `       (in a clone of the repository: ${IN_A_CLONE} ${doc.name} …)`,
+    "",
+    ...doc.forms.flatMap(formLines),
+    "",
+    "Options:",
+    ...options.map(optionLine),
+    ...(doc.notes ?? []).flatMap((note) => ["", note]),
+    ...(doc.name === "chat" ? ["", CHAT_COMMANDS_HELP, "", MODELS_NOTE] : []),
+    "",
+    "Examples:",
+    ...doc.examples.map((example) => `  ${BIN} ${example}`),
+  ].join("\n");
+}
+
+function unknownCommand(name: string): UsageError {
+  return new UsageError(`unknown command "${name}": use one of ${COMMAND_NAMES.join(", ")}`);
+}
 
 /** A mistake in the command line: printed with {@link USAGE}, exit code 2. */
 export class UsageError extends Error {
@@ -89,7 +346,8 @@ export interface StoreOptions {
 
 /** A parsed command line. */
 export type Command =
-  | { name: "help" }
+  /** The whole usage, or (`topic`) one command's help. */
+  | { name: "help"; topic: string | undefined }
   | {
       name: "chat";
       store: StoreOptions;
@@ -100,6 +358,7 @@ export type Command =
     }
   | { name: "agents-list"; store: StoreOptions }
   | { name: "agents-show"; store: StoreOptions; slug: string }
+  | { name: "threads-list"; store: StoreOptions }
   | { name: "demo"; store: StoreOptions }
   | { name: "serve"; store: StoreOptions; host: string; port: number; console: boolean }
   | { name: "studio"; store: StoreOptions; host: string; port: number }
@@ -168,7 +427,13 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   }
   const { values, positionals } = parsed;
   const [name, ...rest] = positionals;
-  if (values.help || name === "help") return { name: "help" };
+  if (name === "help") {
+    const [topic, ...extra] = rest;
+    noMoreArguments("help [command]", extra);
+    return helpOn(topic);
+  }
+  // `<command> … --help`: that command's help, whatever else the line holds.
+  if (values.help) return helpOn(name);
   if (name === undefined) throw new UsageError("no command given");
 
   const store = storeOptions(values, env);
@@ -211,6 +476,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       };
     case "agents":
       return agentsCommand(rest, store);
+    case "threads":
+      return threadsCommand(rest, store);
     case "skills":
       return skillsCommand(rest, store, values.replace === true);
     case "mcp":
@@ -222,8 +489,13 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     case "tokens":
       return tokensCommand(rest, store, nonEmpty(values.label, "--label"));
     default:
-      throw new UsageError(`unknown command "${name}"`);
+      throw unknownCommand(name);
   }
+}
+
+function helpOn(topic: string | undefined): Command {
+  if (topic !== undefined && !COMMAND_NAMES.includes(topic)) throw unknownCommand(topic);
+  return { name: "help", topic };
 }
 
 function parseOptions(argv: readonly string[]) {
@@ -246,6 +518,19 @@ function agentsCommand(rest: string[], store: StoreOptions): Command {
     sub === undefined
       ? '"agents" needs a subcommand: list or show <slug>'
       : `unknown subcommand "agents ${sub}": use list or show <slug>`,
+  );
+}
+
+function threadsCommand(rest: string[], store: StoreOptions): Command {
+  const [sub, ...more] = rest;
+  if (sub === "list") {
+    noMoreArguments("threads list", more);
+    return { name: "threads-list", store };
+  }
+  throw new UsageError(
+    sub === undefined
+      ? '"threads" needs a subcommand: list'
+      : `unknown subcommand "threads ${sub}": use list`,
   );
 }
 

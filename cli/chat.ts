@@ -25,12 +25,12 @@ export async function chatCommand(context: CliContext, command: ChatCommand): Pr
         : "the question is empty: give it as an argument, or leave it out for the interactive chat",
     );
   }
-  const target = await prepareChat(context, command.store, command.agent);
+  const target = await prepareChat(context, command.store, command.agent, command.threadId);
   if (question === undefined) return repl(context, target, command.threadId);
   return askOnce(context, target, question.trim(), command.threadId);
 }
 
-async function readAll(stream: NodeJS.ReadStream): Promise<string> {
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream as AsyncIterable<unknown>) {
     chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));

@@ -1,11 +1,14 @@
 import type { Runtime } from "../runtime.js";
 import type { Interrupts } from "./interrupts.js";
 
-/** The process streams and environment a command uses (process.* in the CLI). */
+/**
+ * The process streams and environment a command uses (process.* in the CLI). Typed by what the
+ * commands use of them, so a test can run a command in-process on plain streams.
+ */
 export interface Io {
-  stdin: NodeJS.ReadStream;
-  stdout: NodeJS.WriteStream;
-  stderr: NodeJS.WriteStream;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream;
   env: NodeJS.ProcessEnv;
 }
 

@@ -1,12 +1,18 @@
 import { readFile } from "node:fs/promises";
-import { basename } from "node:path";
+import { basename, resolve } from "node:path";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { Runtime } from "../runtime.js";
 import { formatBytes } from "../sandbox/text.js";
 import type { StoreOptions } from "./args.js";
 import { type Io, say } from "./context.js";
 import { columns } from "./text.js";
 
-/** `files upload <thread> <file> [name]`: a local file into the thread's uploads. */
+/**
+ * `files upload <thread> <file> [name]`: a local file into the thread's uploads.
+ *
+ * @throws SubagentGraphError `NOT_FOUND` (field `file`) when there is no such local file,
+ *   `VALIDATION_FAILED` (field `file`) when it cannot be read (a folder, no permission).
+ */
 export async function uploadFile(
   runtime: Runtime,
   io: Io,
@@ -18,7 +24,7 @@ export async function uploadFile(
     agent: string | undefined;
   },
 ): Promise<number> {
-  const content = await readFile(command.file);
+  const content = await readLocalFile(command.file);
   const entry = await runtime.files.upload(
     store.uid,
     command.threadId,
@@ -28,6 +34,37 @@ export async function uploadFile(
   );
   say(io, `uploaded ${entry.path} (${formatBytes(entry.size)}) to thread ${command.threadId}`);
   return 0;
+}
+
+/** The bytes of local file `path`, or an error naming the path, what is wrong and the fix. */
+async function readLocalFile(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | null)?.code;
+    const shown = JSON.stringify(path);
+    const where = path === resolve(path) ? "" : ` (from ${process.cwd()})`;
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw new SubagentGraphError(
+        ErrorCode.NotFound,
+        `no file ${shown}${where} to upload: give the path of an existing file`,
+        { field: "file", cause: error },
+      );
+    }
+    const reason =
+      code === "EISDIR"
+        ? "it is a folder"
+        : code === "EACCES" || code === "EPERM"
+          ? "permission denied"
+          : error instanceof Error
+            ? error.message
+            : String(error);
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `cannot read ${shown}${where} to upload: ${reason}; give the path of a file you can read`,
+      { field: "file", cause: error },
+    );
+  }
 }
 
 /** `files list <thread> [folder]`: the thread's files (default its outputs). */

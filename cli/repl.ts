@@ -1,10 +1,12 @@
 import { createInterface, type Interface } from "node:readline";
 import { streamAnswer } from "./answer.js";
+import { CHAT_COMMANDS_HELP } from "./args.js";
 import { type CliContext, EXIT_INTERRUPTED, say } from "./context.js";
 import { describeError } from "./report.js";
 import { type ChatTarget, continueHint } from "./session.js";
 
-const HELP = "/new starts a new thread, /exit or Ctrl-D quits, Ctrl-C cancels a running answer.";
+/** The one-line reminder the chat opens with. */
+const HELP = "/help lists the commands, /exit or Ctrl-D quits.";
 
 /** What the prompt got: a line, end of input (Ctrl-D), or a request to quit (Ctrl-C). */
 type PromptResult = { line: string } | { end: "eof" | "quit" };
@@ -66,13 +68,17 @@ async function converse(
     const input = next.line.trim();
     if (input === "") continue;
     if (input === "/exit" || input === "/quit") return 0;
+    if (input === "/help") {
+      say(io, CHAT_COMMANDS_HELP);
+      continue;
+    }
     if (input === "/new") {
       session.thread = undefined;
       say(io, "Started a new thread.");
       continue;
     }
     if (input.startsWith("/")) {
-      say(io, `unknown command ${input.split(/\s/)[0]}: ${HELP}`);
+      say(io, `unknown command ${input.split(/\s/)[0]}: /help lists the commands`);
       continue;
     }
     try {

@@ -1,6 +1,6 @@
 import { createRuntime, type Runtime } from "../runtime.js";
 import { listAgents, showAgent } from "./agents.js";
-import { type Command, parseCommandLine, USAGE, UsageError } from "./args.js";
+import { type Command, commandHelp, parseCommandLine, USAGE, UsageError } from "./args.js";
 import { chatCommand } from "./chat.js";
 import { type CliContext, EXIT_INTERRUPTED, type Io } from "./context.js";
 import { demoCommand } from "./demo.js";
@@ -11,6 +11,7 @@ import { describeError } from "./report.js";
 import { serveCommand } from "./serve.js";
 import { addSkill, listSkills, removeSkill } from "./skills.js";
 import { studioCommand } from "./studio.js";
+import { listThreads } from "./threads.js";
 import { addUser, issueToken, listTokens, listUsers, revokeToken } from "./users.js";
 
 const EXIT_ERROR = 1;
@@ -29,7 +30,7 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
     return reportFailure(io, error);
   }
   if (command.name === "help") {
-    io.stdout.write(`${USAGE}\n`);
+    io.stdout.write(`${command.topic === undefined ? USAGE : commandHelp(command.topic)}\n`);
     return 0;
   }
   if (command.name === "studio") return studioCommand(command, io);
@@ -80,6 +81,8 @@ function dispatch(
       return listAgents(runtime, io, command.store);
     case "agents-show":
       return showAgent(runtime, io, command.store, command.slug);
+    case "threads-list":
+      return listThreads(runtime, io, command.store);
     case "skills-list":
       return listSkills(runtime, io);
     case "skills-add":

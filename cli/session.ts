@@ -1,7 +1,8 @@
 import { DEMO_UID, seedDemo } from "../agents/demo.js";
 import type { AgentRecord } from "../agents/schema.js";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ErrorCode, hasErrorCode, SubagentGraphError } from "../errors.js";
 import { defaultModelSpec, OFFLINE_MODEL } from "../models/factory.js";
+import type { Runtime } from "../runtime.js";
 import { streamAnswer } from "./answer.js";
 import type { StoreOptions } from "./args.js";
 import { type CliContext, EXIT_INTERRUPTED, say } from "./context.js";
@@ -20,14 +21,24 @@ export interface ChatTarget {
  * `--agent` nothing is created: the user asked for a specific agent, and seeding demo agents
  * beside it would be a surprise.
  *
+ * Nothing is created for a mistyped `--uid` or `--thread` either: only the demo user comes into
+ * being implicitly, and `threadId` must be one of the user's threads; both are checked before
+ * anything is written.
+ *
  * Prints what it created and, when the offline model will answer, how to use a real one.
+ *
+ * @throws SubagentGraphError `NOT_FOUND` (field `uid`) for a user other than the demo user
+ *   that does not exist; `NOT_FOUND` (field `thread`) for a thread that is not the user's.
  */
 export async function prepareChat(
   context: CliContext,
   store: StoreOptions,
   agentSlug: string | undefined,
+  threadId?: string,
 ): Promise<ChatTarget> {
   const { runtime, io } = context;
+  await requireUser(runtime, store);
+  if (threadId !== undefined) await requireThread(runtime, store, threadId);
   const created = agentSlug === undefined ? await seedDemo(runtime, store.uid) : [];
   if (created.length > 0) {
     say(
@@ -49,6 +60,48 @@ export async function prepareChat(
   const note = offlineNote(agent, io.env);
   if (note) say(io, note);
   return { store, agent, agentGiven: agentSlug !== undefined };
+}
+
+/**
+ * Fails unless `store.uid` is the demo user or a user that exists: one added with `users add`,
+ * or one that owns agents (made through the library or the HTTP API).
+ */
+async function requireUser(runtime: Runtime, store: StoreOptions): Promise<void> {
+  if (store.uid === DEMO_UID || (await runtime.users.get(store.uid))) return;
+  const agents = await runtime.agents.list(store.uid, { include_subagents: true });
+  if (agents.some((agent) => agent.owner_uid === store.uid)) return;
+  throw new SubagentGraphError(
+    ErrorCode.NotFound,
+    `user "${store.uid}" does not exist${store.dataGiven ? ` in ${store.dataDir}` : ""}: add it with "${cliCommand(store, `users add ${quote(store.uid)}`, false)}" (its first chat then creates its demo agents), or leave out --uid to chat as "${DEMO_UID}"`,
+    { field: "uid" },
+  );
+}
+
+/** Fails unless `threadId` is one of the user's threads (a new one is what no --thread gives). */
+async function requireThread(
+  runtime: Runtime,
+  store: StoreOptions,
+  threadId: string,
+): Promise<void> {
+  try {
+    await runtime.threads.get(store.uid, threadId);
+  } catch (error) {
+    if (!hasErrorCode(error, ErrorCode.NotFound)) throw error;
+    throw new SubagentGraphError(
+      ErrorCode.NotFound,
+      `thread "${threadId}" is not one of user "${store.uid}"'s threads: list them with "${cliCommand(store, "threads list")}", or leave out --thread to start a new thread`,
+      { field: "thread" },
+    );
+  }
+}
+
+/** A command line for the user to run, with the `--uid` and `--data` this one used. */
+export function cliCommand(store: StoreOptions, command: string, withUid = true): string {
+  const options = [
+    withUid && store.uid !== DEMO_UID ? `--uid ${quote(store.uid)}` : undefined,
+    store.dataGiven ? `--data ${quote(store.dataDir)}` : undefined,
+  ].filter((option) => option !== undefined);
+  return ["subagent-graph", command, ...options].join(" ");
 }
 
 /**

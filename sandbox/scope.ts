@@ -1,5 +1,6 @@
-import { mkdir, realpath } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { sep } from "node:path";
+import { makeDirectory } from "../util/make-directory.js";
 import type { SandboxLayout } from "./layout.js";
 import { isWithin, VirtualRoot } from "./virtual-paths.js";
 
@@ -60,7 +61,7 @@ export class FileScope {
     ] as const;
     const mounts = await Promise.all(
       roots.map(async ({ name, virtualRoot, host }) => {
-        await mkdir(host, { recursive: true });
+        await makeDirectory(host);
         return {
           name,
           virtualRoot,

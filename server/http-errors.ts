@@ -35,6 +35,8 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.InvalidToolCalls]: 502,
   // A server the agent depends on is down: try again later.
   [ErrorCode.McpUnavailable]: 503,
+  // The process's own data folder is unusable: a server fault, not the request's.
+  [ErrorCode.DataDirUnusable]: 500,
 };
 
 /** The one error shape every endpoint answers with. */

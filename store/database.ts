@@ -7,12 +7,12 @@
  * {@link migrateToLatest}. {@link openDatabase} picks the opener from the target's shape.
  */
 
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { makeDirectorySync } from "../util/make-directory.js";
 import { migrateToLatest } from "./migrations.js";
 import type { DatabaseSchema } from "./schema.js";
 import { withSchemaLock } from "./schema-lock.js";
@@ -208,7 +208,7 @@ function scrubberFor(url: string): (text: string) => string {
 
 function openSqliteFile(file: string): SQLite.Database {
   try {
-    if (file !== ":memory:" && file !== "") mkdirSync(dirname(file), { recursive: true });
+    if (file !== ":memory:" && file !== "") makeDirectorySync(dirname(file));
     const sqlite = new SQLite(file);
     // WAL lets readers in other processes work while one writes; it must be set outside a
     // transaction, so it comes before the migration's BEGIN.

@@ -34,6 +34,7 @@ import {
 } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { makeDirectory } from "../../util/make-directory.js";
 import { parseSkillManifest, type SkillManifest } from "./front-matter.js";
 import { assertSkillName, SKILL_NAME_PATTERN } from "./skill-name.js";
 
@@ -224,7 +225,7 @@ export class SkillLibrary {
       }
     }
 
-    await mkdir(this.root, { recursive: true });
+    await makeDirectory(this.root);
     const source = await makeTempFolder(this.root, ".staging-");
     try {
       // mkdir with `recursive` is safe here: the folder is fresh and we never create links.
@@ -363,7 +364,7 @@ export class SkillLibrary {
     options: SkillInstallOptions,
   ): Promise<SkillSummary> {
     const entries = await scanTree(realSource, label);
-    await mkdir(this.root, { recursive: true });
+    await makeDirectory(this.root);
     const staging = await makeTempFolder(this.root, ".staging-");
     let moved = false;
     try {

@@ -14,6 +14,7 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { lstat, mkdir, open, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { makeDirectory } from "../../util/make-directory.js";
 import type { SkillLibrary, SkillSummary } from "./library.js";
 
 /** The file in a skills scope that lists its skills as `[{ name, digest }]`, sorted by name. */
@@ -59,8 +60,8 @@ export async function materialiseSkills(
   if (sameEntries(await readScopeManifest(target), wanted)) return;
 
   const parent = dirname(target);
-  // Recursive is fine: the runtime builds these paths itself from validated ids.
-  await mkdir(parent, { recursive: true });
+  // Parents and all: the runtime builds these paths itself from validated ids.
+  await makeDirectory(parent);
   const staging = join(parent, `.skills-staging-${randomBytes(8).toString("hex")}`);
   await mkdir(staging, { mode: 0o755 });
   let swapped = false;

@@ -128,10 +128,34 @@ describe("parseCommandLine", () => {
     });
   });
 
-  it("treats help, --help and -h alike", () => {
-    for (const argv of [["help"], ["--help"], ["chat", "-h"]]) {
-      expect(parseCommandLine(argv, {})).toEqual({ name: "help" });
+  it("treats help, --help and -h alike, with the command they follow or name as the topic", () => {
+    for (const argv of [["help"], ["--help"], ["-h"]]) {
+      expect(parseCommandLine(argv, {})).toEqual({ name: "help", topic: undefined });
     }
+    for (const argv of [
+      ["chat", "-h"],
+      ["chat", "--thread", "t1", "--help"],
+      ["help", "chat"],
+    ]) {
+      expect(parseCommandLine(argv, {})).toEqual({ name: "help", topic: "chat" });
+    }
+    // The command's help, even when the rest of the line would not parse.
+    expect(parseCommandLine(["files", "upload", "--help"], {})).toEqual({
+      name: "help",
+      topic: "files",
+    });
+    expect(usageError(["help", "launch"]).message).toBe(
+      'unknown command "launch": use one of serve, studio, chat, agents, threads, skills, mcp, files, users, tokens, demo, help',
+    );
+    expect(usageError(["launch", "--help"]).message).toContain('unknown command "launch"');
+  });
+
+  it("parses threads list", () => {
+    expect(parseCommandLine(["threads", "list", "--uid", "alice"], {})).toEqual({
+      name: "threads-list",
+      store: { uid: "alice", dataDir: "data", dataGiven: false },
+    });
+    expect(usageError(["threads"]).message).toBe('"threads" needs a subcommand: list');
   });
 
   it.each([

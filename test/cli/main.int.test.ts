@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createRuntime } from "../../runtime.js";
 import { messageText } from "../../util/message-text.js";
-import { cli } from "../support/cli.js";
+import { cli, cliInTerminal } from "../support/cli.js";
 
 function threadIdOf(stdout: string): string {
   const match = /^thread: (\S+)$/m.exec(stdout);
@@ -194,6 +194,54 @@ describe("cli/main.ts", { timeout: 180_000 }, () => {
     expect(result.stderr).toContain('unknown command "launch"');
     expect(result.stderr).toContain("Usage: subagent-graph <command>");
     expect(result.stdout).toBe("");
+  });
+
+  it("refuses mistyped input with one error line naming it and the fix, exit code 1", async () => {
+    const thread = await cli(["chat", "--data", dataDir, "--thread", "t-typo", "hi"]);
+    expect(thread.code).toBe(1);
+    expect(thread.stderr).toMatch(
+      /^error \[NOT_FOUND\]: thread "t-typo" is not one of user "demo"'s threads: list them with "subagent-graph threads list --data \S+", or leave out --thread to start a new thread\n$/,
+    );
+
+    const user = await cli(["chat", "--data", dataDir, "--uid", "ghost", "hi"]);
+    expect(user.code).toBe(1);
+    expect(user.stderr).toMatch(
+      /^error \[NOT_FOUND\]: user "ghost" does not exist .*users add ghost/,
+    );
+
+    const missing = join(dataDir, "missing.pdf");
+    const upload = await cli(["files", "upload", "t1", missing, "--data", dataDir]);
+    expect(upload.code).toBe(1);
+    expect(upload.stderr).toBe(
+      `error [NOT_FOUND]: no file "${missing}" to upload: give the path of an existing file\n`,
+    );
+
+    // It used to spin at full CPU for ever (Node's recursive mkdir on procfs); killed if so.
+    const data = await cli(["--data", "/proc/nope", "agents", "list"], { killAfterMs: 30_000 });
+    expect(data.code).toBe(1);
+    expect(data.stderr).toBe(
+      `error [DATA_DIR_UNUSABLE]: data folder "/proc/nope" cannot be created (ENOENT: no such file or directory, mkdir '/proc/nope'): use a folder you can write to (the dataDir option; on the command line --data <dir> or SUBAGENT_GRAPH_DATA)\n`,
+    );
+  });
+
+  it("prints a command's help with --help, and lists the chat's commands with /help", async () => {
+    const help = await cli(["chat", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stderr).toBe("");
+    expect(help.stdout).toMatch(/^Usage: subagent-graph chat \[question\] \[options\]\n/);
+    expect(help.stdout).toContain("--thread <id>");
+
+    const chat = await cliInTerminal(
+      ["chat", "--data", dataDir],
+      [
+        { after: "› ", type: "/help" },
+        { after: "second Ctrl-C quits.", type: "/exit" },
+      ],
+      { killAfterMs: 45_000 },
+    );
+    expect(chat.code).toBe(0);
+    expect(chat.output).toContain("/help lists the commands");
+    expect(chat.output).toContain("/new                 Start a new thread.");
   });
 
   it("prints a SubagentGraphError as `error [CODE]: message` without a stack, exit code 1", async () => {

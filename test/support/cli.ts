@@ -6,6 +6,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** What a CLI run printed and how it exited. */
 export interface CliResult {
+  /** null when it was killed (see `killAfterMs`). */
   code: number | null;
   stdout: string;
   stderr: string;
@@ -20,8 +21,12 @@ export function offlineEnv(): NodeJS.ProcessEnv {
   );
 }
 
-/** Runs `node --import tsx cli/main.ts …args` to completion. */
-export function cli(args: string[]): Promise<CliResult> {
+/**
+ * Runs `node --import tsx cli/main.ts …args` to completion. `killAfterMs`: SIGKILL it if it
+ * has not exited by then (a safety net for a command that could hang, never a time limit that
+ * a test asserts on: the result then has `code: null`).
+ */
+export function cli(args: string[], options: { killAfterMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
       cwd: ROOT,
@@ -36,7 +41,55 @@ export function cli(args: string[]): Promise<CliResult> {
     child.stderr.setEncoding("utf8").on("data", (text: string) => {
       stderr += text;
     });
+    const killer =
+      options.killAfterMs === undefined
+        ? undefined
+        : setTimeout(() => child.kill("SIGKILL"), options.killAfterMs);
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.on("close", (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Runs `cli/main.ts …args` on a pseudo-terminal (util-linux `script`), as a person at a
+ * terminal would: each `script` line is typed once the output so far contains its `after`
+ * text. Resolves with the exit code and everything the terminal showed (echo and escapes
+ * included).
+ */
+export function cliInTerminal(
+  args: string[],
+  script: { after: string; type: string }[],
+  options: { killAfterMs?: number } = {},
+): Promise<{ code: number | null; output: string }> {
+  const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+  const command = [process.execPath, "--import", "tsx", "cli/main.ts", ...args].map(quote);
+  return new Promise((resolve, reject) => {
+    const child = spawn("script", ["-qec", command.join(" "), "/dev/null"], {
+      cwd: ROOT,
+      env: offlineEnv(),
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const steps = [...script];
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (text: string) => {
+      output += text;
+      const next = steps[0];
+      if (next && output.includes(next.after)) {
+        steps.shift();
+        child.stdin.write(`${next.type}\r`);
+      }
+    });
+    const killer =
+      options.killAfterMs === undefined
+        ? undefined
+        : setTimeout(() => child.kill("SIGKILL"), options.killAfterMs);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(killer);
+      resolve({ code, output });
+    });
   });
 }
