@@ -20,6 +20,7 @@ import type { FileToolLimits } from "./sandbox/limits.js";
 import type { SkillInstallOptions, SkillSummary } from "./sandbox/skills/library.js";
 import type { ThreadFileEntry } from "./sandbox/thread-files.js";
 import type { Database } from "./store/database.js";
+import type { StoredRunStatus } from "./store/runs.js";
 import type { UserRepository } from "./store/users.js";
 import type { McpServerConfig } from "./tools/mcp/config.js";
 import type { McpServerInfo } from "./tools/mcp/manager.js";
@@ -113,6 +114,8 @@ export interface RunRequest {
   signal?: AbortSignal;
   /** The run's id (default a new UUID); the HTTP layer picks it to announce it first. */
   runId?: string;
+  /** Kept on the run's record (see {@link Runtime.runInfo}) for whoever lists the runs. */
+  metadata?: Record<string, unknown>;
 }
 
 /** LangGraph stream modes {@link Runtime.streamChunks} passes through. */
@@ -268,6 +271,17 @@ export interface Runtime {
    * `interrupted`, with `status_reason` saying so.
    */
   runInfo(uid: string, runId: string): Promise<RunInfo | undefined>;
+  /**
+   * The records of `uid`'s runs on `threadId` (as {@link runInfo} has them), newest first,
+   * whichever process ran them; `status` keeps only those, `offset`/`limit` page (default all).
+   *
+   * @throws SubagentGraphError `NOT_FOUND` (field `thread_id`) when the thread is not `uid`'s.
+   */
+  listRuns(
+    uid: string,
+    threadId: string,
+    options?: { status?: StoredRunStatus; limit?: number; offset?: number },
+  ): Promise<RunInfo[]>;
   /**
    * What the model call that produced the AI message `messageId` was sent, when this runtime
    * made it with `recordModelRequests` on; undefined otherwise. `recordThread` reads it.

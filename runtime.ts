@@ -15,6 +15,7 @@ import { translateChunk } from "./runs/events.js";
 import { runInfoOf } from "./runs/run-info.js";
 import { type ActiveRun, createRunLifecycle } from "./runs/run-lifecycle.js";
 import { createThreadsApi } from "./runs/thread-api.js";
+import { ThreadDeleter } from "./runs/thread-delete.js";
 import { validateThreadId } from "./runs/thread-id.js";
 import { readHistory, readThreadState } from "./runs/thread-state.js";
 import type {
@@ -126,6 +127,20 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   if (!hosted) await abandoned.sweep();
   const users = new UserRepository(database.db);
   const layout = new SandboxLayout(dataDir);
+  const activeRuns = new Map<string, ActiveRun>();
+  const busyThreads = new Set<string>();
+  const deleter = new ThreadDeleter({
+    threads,
+    runs: runRows,
+    abandoned,
+    saver: saver.saver,
+    layout,
+    isBusy: (threadId) => busyThreads.has(threadId),
+    warn,
+  });
+  // Thread deletions a stopped process left half-done are finished (the thread is invisible
+  // meanwhile, see runs/thread-delete.ts).
+  if (!hosted) await deleter.sweep();
   const fileLimits: FileToolLimits = { ...DEFAULT_FILE_TOOL_LIMITS, ...options.fileToolLimits };
   const skillLibrary = new SkillLibrary(layout.skillLibrary());
   const threadFiles = new ThreadFiles(layout, fileLimits);
@@ -144,8 +159,6 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         : env[MCP_CONFIG_ENV]?.trim() || join(dataDir, "mcp.json"),
     warn,
   });
-  const activeRuns = new Map<string, ActiveRun>();
-  const busyThreads = new Set<string>();
   let closed = false;
 
   const settingsFile = settingsFileReader(
@@ -311,6 +324,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     isBusy: (threadId) => busyThreads.has(threadId),
     validateThreadId,
     ensureOpen,
+    deleteThread: (uid, threadId) => deleter.delete(uid, threadId),
   });
 
   const mcpApi: McpApi = {
@@ -426,6 +440,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       const row = await runRows.get(uid, runId);
       // A row left running by a stopped process is recorded interrupted before it is shown.
       return row ? runInfoOf(await abandoned.settle(row)) : undefined;
+    },
+
+    async listRuns(uid, threadId, listOptions = {}) {
+      await threadsApi.get(uid, threadId);
+      // Rows left running by a stopped process are recorded interrupted first, so the status
+      // filter and the pages see them as they truly stand.
+      for (const row of await runRows.running(threadId)) await abandoned.settle(row);
+      return (await runRows.listForThread(uid, threadId, listOptions)).map(runInfoOf);
     },
 
     cancel(uid, runId) {

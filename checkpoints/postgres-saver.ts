@@ -90,11 +90,28 @@ export interface ForkSafePostgresSaverOpenOptions {
 export class ForkSafePostgresSaver extends PostgresSaver {
   /** The pool (the base class keeps its own reference private). */
   readonly connections: pg.Pool;
+  /** The Postgres schema of the checkpoint tables (the base class keeps its options private). */
+  readonly schemaName: string;
   private ended: Promise<void> | undefined;
 
   constructor(pool: pg.Pool, serde?: SerializerProtocol, options?: { schema?: string }) {
     super(pool, serde, options);
     this.connections = pool;
+    this.schemaName = options?.schema ?? "public";
+  }
+
+  /**
+   * The ids of the threads with checkpoints whose id starts with `prefix` (a thread's children,
+   * `<thread>_sub_…`, for deleting them with it). A scan of the checkpoint table: meant for rare
+   * operations such as deleting a thread.
+   */
+  async threadIdsStartingWith(prefix: string): Promise<string[]> {
+    // The table name is written as the base class writes it (`sql.ts` of the stock saver).
+    const result = await this.connections.query<{ thread_id: string }>(
+      `SELECT DISTINCT thread_id FROM "${this.schemaName}".checkpoints WHERE starts_with(thread_id, $1)`,
+      [prefix],
+    );
+    return result.rows.map((row) => row.thread_id);
   }
 
   /**

@@ -3,28 +3,40 @@ import type { RunRow } from "../store/runs.js";
 
 /**
  * A run's record, whichever process ran it (see `Runtime.runInfo`): its row, with the subagent
- * records it made parsed. `status_reason` says why it ended so when it did not end by itself
- * (its process stopped); `runner_*` name the process that ran it.
+ * records it made and its metadata parsed. `status_reason` says why it ended so when it did not
+ * end by itself (its process stopped); `runner_*` name the process that ran it.
  */
-export interface RunInfo extends Omit<RunRow, "subagent_runs"> {
+export interface RunInfo extends Omit<RunRow, "subagent_runs" | "metadata"> {
   /** The records of the `task` calls the run made, whatever its end; [] while it runs. */
   subagent_runs: SubagentRun[];
+  /** The metadata its client gave the run (`{}` when none). */
+  metadata: Record<string, unknown>;
 }
 
-/** `row` as a {@link RunInfo}; records that do not parse (data from disk) are left out. */
+/**
+ * `row` as a {@link RunInfo}; records that do not parse (data from disk) are left out, and
+ * metadata that does not parse to an object reads as empty.
+ */
 export function runInfoOf(row: RunRow): RunInfo {
-  let stored: unknown;
-  try {
-    stored = JSON.parse(row.subagent_runs);
-  } catch {
-    stored = [];
-  }
-  const records = Array.isArray(stored) ? stored : [];
+  const records = parsed(row.subagent_runs);
+  const metadata = parsed(row.metadata);
   return {
     ...row,
-    subagent_runs: records.flatMap((record) => {
-      const parsed = subagentRunSchema.safeParse(record);
-      return parsed.success ? [parsed.data] : [];
+    subagent_runs: (Array.isArray(records) ? records : []).flatMap((record) => {
+      const checked = subagentRunSchema.safeParse(record);
+      return checked.success ? [checked.data] : [];
     }),
+    metadata:
+      typeof metadata === "object" && metadata !== null && !Array.isArray(metadata)
+        ? (metadata as Record<string, unknown>)
+        : {},
   };
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -18,6 +18,13 @@ export interface RunLeaseOptions {
   leaseMs: number;
   /** Aborts the run: called when another process asked for it to stop. */
   abort(reason: Error): void;
+  /** The client's metadata, kept on the run's row. */
+  metadata?: Record<string, unknown>;
+  /**
+   * Called once the thread is held, before the run is recorded; what it throws refuses the run
+   * (the thread is let go). For checks that only hold while no one else holds the thread.
+   */
+  confirm?: () => Promise<void>;
 }
 
 /**
@@ -44,6 +51,7 @@ export class RunLease {
       );
     }
     try {
+      await options.confirm?.();
       await runs.start(options);
     } catch (error) {
       await runs.releaseThread(threadId, runId);

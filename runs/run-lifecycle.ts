@@ -126,6 +126,19 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
         agentId: record.id,
         leaseMs: threadLeaseMs,
         abort: (reason) => controller.abort(reason),
+        ...(request.metadata ? { metadata: request.metadata } : {}),
+        // A deletion takes the thread's lease too (runs/thread-delete.ts): one that ran between
+        // the claim above and this lease has removed the thread, and a run now would write
+        // checkpoints that nobody owns under a free id.
+        confirm: async () => {
+          if (!(await threads.get(request.uid, threadId))) {
+            throw new SubagentGraphError(
+              ErrorCode.NotFound,
+              `thread "${threadId}" was deleted while the run was being prepared: start a new thread`,
+              { field: "threadId" },
+            );
+          }
+        },
       });
     } catch (error) {
       stopForwarding();

@@ -75,16 +75,34 @@ export interface ThreadsApi {
     edit: { values: Record<string, unknown>; checkpointId?: string; asNode?: string },
   ): Promise<{ checkpointId: string }>;
   /**
-   * The thread's states, newest first (`before`: only checkpoints older than that id).
+   * The thread's states, newest first (`before`: only checkpoints older than that id;
+   * `metadata`: only checkpoints whose metadata has these top-level values; `checkpointId`:
+   * only that checkpoint, as LangGraph's savers list a config naming one).
    *
-   * @throws SubagentGraphError `NOT_FOUND` (field `before`) when `before` is not a checkpoint of
-   *   the thread.
+   * @throws SubagentGraphError `NOT_FOUND` (field `before`, or `checkpoint_id`) when `before`
+   *   (or `checkpointId`) is not a checkpoint of the thread.
    */
   stateHistory(
     uid: string,
     threadId: string,
-    options?: { limit?: number; before?: string },
+    options?: {
+      limit?: number;
+      before?: string;
+      metadata?: Record<string, unknown>;
+      checkpointId?: string;
+    },
   ): Promise<StateSnapshot[]>;
+  /**
+   * Deletes the thread and everything it holds: its checkpoints (every namespace), its
+   * subagents' child threads' checkpoints, its files (uploads, outputs, its and its children's
+   * skills folders), its run records and the thread itself. Its id is free again afterwards.
+   * A deletion cut short (a crash) leaves the thread invisible, never half-usable, and is
+   * finished by the next `delete` or the next runtime start (see `runs/thread-delete.ts`).
+   *
+   * @throws SubagentGraphError `NOT_FOUND` (field `thread_id`) when the thread is not `uid`'s;
+   *   `THREAD_BUSY` while a run of any process is on it.
+   */
+  delete(uid: string, threadId: string): Promise<void>;
 }
 
 /** What {@link createThreadsApi} needs from the runtime. */
@@ -97,6 +115,8 @@ export interface ThreadsApiDeps {
   isBusy(threadId: string): boolean;
   validateThreadId(threadId: string): void;
   ensureOpen(): void;
+  /** Deletes a thread with all it holds (`runs/thread-delete.ts`). */
+  deleteThread(uid: string, threadId: string): Promise<void>;
 }
 
 /** The threads API over the runtime's repositories and saver. */
@@ -242,24 +262,49 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
           { field: "before" },
         );
       }
-      const limit = options.limit ?? 10;
-      const before = options.before ? config(threadId, options.before) : undefined;
+      if (options.checkpointId) {
+        // Read here rather than listed: the savers disagree on a listed config naming a
+        // checkpoint (the memory saver lists that one, the SQLite saver ignores it).
+        const tuple = await deps.saver.getTuple(config(threadId, options.checkpointId));
+        if (!tuple) {
+          throw new SubagentGraphError(
+            ErrorCode.NotFound,
+            `checkpoint "${options.checkpointId}" not found in thread "${threadId}": pass a checkpoint_id from its history`,
+            { field: "checkpoint_id" },
+          );
+        }
+        const metadata = (tuple.metadata ?? {}) as Record<string, unknown>;
+        const kept =
+          (!options.before || tuple.checkpoint.id < options.before) &&
+          Object.entries(options.metadata ?? {}).every(
+            ([key, value]) => JSON.stringify(metadata[key]) === JSON.stringify(value),
+          );
+        if (!kept) return [];
+        return [
+          graph ? await graph.getState(config(threadId, tuple.checkpoint.id)) : snapshotOf(tuple),
+        ];
+      }
+      const listOptions = {
+        limit: options.limit ?? 10,
+        ...(options.before ? { before: config(threadId, options.before) } : {}),
+        ...(options.metadata ? { filter: options.metadata } : {}),
+      };
       const states: StateSnapshot[] = [];
       if (graph) {
-        const history = graph.getStateHistory(config(threadId), {
-          limit,
-          ...(before ? { before } : {}),
-        });
-        for await (const state of history) states.push(state);
+        for await (const state of graph.getStateHistory(config(threadId), listOptions)) {
+          states.push(state);
+        }
         return states;
       }
-      for await (const tuple of deps.saver.list(config(threadId), {
-        limit,
-        ...(before ? { before } : {}),
-      })) {
+      for await (const tuple of deps.saver.list(config(threadId), listOptions)) {
         states.push(snapshotOf(tuple));
       }
       return states;
+    },
+
+    async delete(uid, threadId) {
+      deps.ensureOpen();
+      await deps.deleteThread(uid, threadId);
     },
   };
 }

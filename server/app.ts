@@ -19,6 +19,7 @@ import { fileRoutes } from "./routes/files.js";
 import { mcpRoutes } from "./routes/mcp.js";
 import { runRoutes } from "./routes/runs.js";
 import { threadRoutes } from "./routes/threads.js";
+import { unsupportedRoutes } from "./routes/unsupported.js";
 import { RunRegistry } from "./runs/run-registry.js";
 import { registerThreadScope } from "./thread-scope.js";
 
@@ -122,5 +123,6 @@ export async function createServer(
   fileRoutes(app, runtime, maxUploadBytes);
   mcpRoutes(app, runtime);
   catalogRoutes(app, runtime);
+  unsupportedRoutes(app);
   return { app, runs };
 }

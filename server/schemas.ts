@@ -51,7 +51,7 @@ export const assistantSchema = z.object({
   assistant_id: z.string(),
   graph_id: z.string(),
   name: z.string(),
-  description: z.string().nullable(),
+  description: z.string().optional().describe("absent when the agent has none"),
   config: z.record(z.string(), z.unknown()),
   context: z.record(z.string(), z.unknown()),
   metadata: z.record(z.string(), z.unknown()),
@@ -66,6 +66,9 @@ export const threadSchema = z.object({
   thread_id: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
+  state_updated_at: z
+    .string()
+    .describe("when its state last changed: its latest checkpoint's time (created_at before any)"),
   metadata: z.record(z.string(), z.unknown()),
   status: z.enum(["idle", "busy", "interrupted", "error"]),
   config: z.record(z.string(), z.unknown()),
@@ -73,14 +76,12 @@ export const threadSchema = z.object({
   interrupts: z.record(z.string(), z.unknown()),
 });
 
-const checkpointSchema = z
-  .object({
-    thread_id: z.string(),
-    checkpoint_ns: z.string(),
-    checkpoint_id: z.string(),
-    checkpoint_map: z.null(),
-  })
-  .nullable();
+const checkpointSchema = z.object({
+  thread_id: z.string(),
+  checkpoint_ns: z.string(),
+  checkpoint_id: z.string().nullable().describe("null for a thread with no checkpoint yet"),
+  checkpoint_map: z.null(),
+});
 
 export const threadStateSchema = z.object({
   values: valuesSchema,
@@ -89,7 +90,11 @@ export const threadStateSchema = z.object({
   metadata: z.record(z.string(), z.unknown()),
   created_at: z.string().nullable(),
   checkpoint: checkpointSchema,
-  parent_checkpoint: checkpointSchema,
+  parent_checkpoint: checkpointSchema.nullable(),
+  interrupts: z
+    .array(z.unknown())
+    .optional()
+    .describe("the interrupts of its tasks; only when select names it"),
 });
 
 export const runSchema = z.object({

@@ -170,6 +170,27 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0007_run_metadata_thread_deletion",
+    migration: {
+      // A run's row keeps the metadata its client gave it, so any process (and this one after a
+      // restart) shows the run as it was created. A thread's row records when its deletion
+      // began: the row is deleted last, and until then it hides the thread and keeps its id
+      // from being claimed (`runs/thread-delete.ts`); every start finishes such deletions.
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .alterTable("runs")
+          .addColumn("metadata", "text", (col) => col.notNull().defaultTo("{}"))
+          .execute();
+        await db.schema.alterTable("threads").addColumn("deleted_at", "text").execute();
+        await db.schema
+          .createIndex("threads_deleted_at")
+          .on("threads")
+          .column("deleted_at")
+          .execute();
+      },
+    },
+  },
 ];
 
 /** Hands {@link MIGRATIONS} to Kysely's `Migrator` (no files: migrations ship inside the code). */

@@ -11,6 +11,7 @@
 
 import type { Kysely, Selectable } from "kysely";
 import type { ProcessIdentity } from "../util/process-identity.js";
+import { compareText, hasNul } from "./portable-text.js";
 import { clockOf, type RepositoryOptions } from "./repository-options.js";
 import type { DatabaseSchema, RunsTable } from "./schema.js";
 
@@ -126,13 +127,17 @@ export class RunRepository {
     return Number(result.numDeletedRows) === 1;
   }
 
-  /** Records a run that starts now, run by `runner` (so others can tell when it died). */
+  /**
+   * Records a run that starts now, run by `runner` (so others can tell when it died), with the
+   * metadata its client gave it.
+   */
   async start(run: {
     runId: string;
     threadId: string;
     uid: string;
     agentId: string;
     runner?: ProcessIdentity;
+    metadata?: Record<string, unknown>;
   }) {
     const now = this.#now().toISOString();
     await this.#db
@@ -151,6 +156,7 @@ export class RunRepository {
         runner_pid_scope: run.runner?.pidScope ?? null,
         runner_pid_start: run.runner?.pidStart ?? null,
         status_reason: null,
+        metadata: JSON.stringify(run.metadata ?? {}),
       })
       .execute();
   }
@@ -213,6 +219,37 @@ export class RunRepository {
       .where("run_id", "=", runId)
       .where("owner_uid", "=", uid)
       .executeTakeFirst();
+  }
+
+  /**
+   * The runs of `uid` on `threadId`, newest first (ties by run id, byte order), optionally only
+   * those with `status`; `offset` and `limit` page through them.
+   */
+  async listForThread(
+    uid: string,
+    threadId: string,
+    options: { status?: StoredRunStatus; limit?: number; offset?: number } = {},
+  ): Promise<RunRow[]> {
+    if (hasNul(threadId)) return [];
+    let query = this.#db
+      .selectFrom("runs")
+      .selectAll()
+      .where("thread_id", "=", threadId)
+      .where("owner_uid", "=", uid);
+    if (options.status !== undefined) query = query.where("status", "=", options.status);
+    // Sorted here, not in SQL: PostgreSQL would order run ids by the database's collation and
+    // SQLite by bytes (see `ThreadRepository.listForUser`).
+    const rows = (await query.execute()).sort(
+      (a, b) => compareText(b.created_at, a.created_at) || compareText(a.run_id, b.run_id),
+    );
+    const offset = options.offset ?? 0;
+    return rows.slice(offset, offset + (options.limit ?? rows.length));
+  }
+
+  /** Deletes every run row of `threadId` (its thread is being deleted). */
+  async deleteForThread(threadId: string): Promise<void> {
+    if (hasNul(threadId)) return;
+    await this.#db.deleteFrom("runs").where("thread_id", "=", threadId).execute();
   }
 
   /**

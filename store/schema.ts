@@ -51,6 +51,12 @@ export interface ThreadsTable {
   created_at: string;
   /** ISO-8601, UTC. */
   updated_at: string;
+  /**
+   * ISO-8601, UTC: when its deletion began; null for a live thread. A thread being deleted is
+   * invisible and cannot be claimed again until its data is gone and the row with it (see
+   * `runs/thread-delete.ts`).
+   */
+  deleted_at: Generated<string | null>;
 }
 
 /** One row of `users`: someone who may hold API tokens. The domain view is `UserRecord`. */
@@ -108,6 +114,8 @@ export interface RunsTable {
   status_reason: string | null;
   /** JSON text of the subagent records the run made (written when it ends); "[]" by default. */
   subagent_runs: Generated<string>;
+  /** JSON text of the metadata its client gave the run (an object); "{}" by default. */
+  metadata: Generated<string>;
 }
 
 /** One row of `thread_leases`: which run holds a thread, until when (renewed while it runs). */

@@ -61,6 +61,7 @@ export class ThreadRepository {
       .set({ agent_id: agentId, updated_at: now })
       .where("thread_id", "=", threadId)
       .where("agent_id", "=", "")
+      .where("deleted_at", "is", null)
       .execute();
     return (await this.get(uid, threadId)) ?? row;
   }
@@ -109,16 +110,70 @@ export class ThreadRepository {
       .execute();
   }
 
-  /** The thread's row, or `undefined` when it does not exist or belongs to another user. */
-  async get(uid: string, threadId: string): Promise<ThreadRecord | undefined> {
+  /**
+   * The thread's row, or `undefined` when it does not exist, belongs to another user or is being
+   * deleted (unless `deleting` is set: then such a row is returned too, for finishing its
+   * deletion).
+   */
+  async get(
+    uid: string,
+    threadId: string,
+    options: { deleting?: boolean } = {},
+  ): Promise<ThreadRecord | undefined> {
     // Such an id was never stored, and PostgreSQL refuses to compare it.
     if (hasNul(threadId)) return undefined;
-    return this.#db
+    let query = this.#db
       .selectFrom("threads")
       .selectAll()
       .where("thread_id", "=", threadId)
+      .where("owner_uid", "=", uid);
+    if (!options.deleting) query = query.where("deleted_at", "is", null);
+    return query.executeTakeFirst();
+  }
+
+  /**
+   * Marks `uid`'s thread as being deleted (from now on {@link get}, {@link listForUser} and
+   * {@link claim} no longer find it, and nobody can claim its id) and returns its row. A thread
+   * whose deletion had begun already keeps its mark and is returned too, so a deletion cut short
+   * can be finished.
+   *
+   * @returns undefined when `uid` has no such thread
+   */
+  async beginDeletion(uid: string, threadId: string): Promise<ThreadRecord | undefined> {
+    if (hasNul(threadId)) return undefined;
+    await this.#db
+      .updateTable("threads")
+      .set({ deleted_at: this.#now().toISOString() })
+      .where("thread_id", "=", threadId)
       .where("owner_uid", "=", uid)
+      .where("deleted_at", "is", null)
+      .execute();
+    return this.get(uid, threadId, { deleting: true });
+  }
+
+  /** Threads whose deletion began and has not finished (a process stopped half-way), oldest first. */
+  async deleting(): Promise<ThreadRecord[]> {
+    const rows = await this.#db
+      .selectFrom("threads")
+      .selectAll()
+      .where("deleted_at", "is not", null)
+      .execute();
+    return rows.sort((a, b) => compareText(a.deleted_at ?? "", b.deleted_at ?? ""));
+  }
+
+  /**
+   * Deletes the row of a thread marked by {@link beginDeletion}: the last step of a deletion,
+   * after its data. A live thread's row is never deleted here.
+   * @returns whether a row was deleted
+   */
+  async finishDeletion(threadId: string): Promise<boolean> {
+    if (hasNul(threadId)) return false;
+    const result = await this.#db
+      .deleteFrom("threads")
+      .where("thread_id", "=", threadId)
+      .where("deleted_at", "is not", null)
       .executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
   }
 
   /** Marks the thread as used now (`updated_at`). Does nothing for an unknown thread. */
@@ -137,6 +192,7 @@ export class ThreadRepository {
       .selectFrom("threads")
       .selectAll()
       .where("owner_uid", "=", uid)
+      .where("deleted_at", "is", null)
       .execute();
     // Sorted here, not in SQL: thread ids are free text, which PostgreSQL would order by the
     // database's collation and SQLite by bytes.

@@ -76,15 +76,25 @@ export function serializeChunkMetadata(metadata: unknown): Record<string, unknow
   return out;
 }
 
-/** The `ThreadState` of the LangGraph API for a thread with no checkpoint yet. */
-export function emptyThreadState() {
+/**
+ * The `ThreadState` of the LangGraph API for a thread with no checkpoint yet. Its `checkpoint`
+ * names the thread with a null `checkpoint_id`, as the SDK's `ThreadState` type (a non-null
+ * `Checkpoint`) and its own stand-in state for such a thread have it, where the reference dev
+ * server sends `checkpoint: null`.
+ */
+export function emptyThreadState(threadId: string) {
   return {
     values: {},
     next: [] as string[],
     tasks: [],
     metadata: {},
     created_at: null,
-    checkpoint: null,
+    checkpoint: {
+      thread_id: threadId,
+      checkpoint_ns: "",
+      checkpoint_id: null,
+      checkpoint_map: null,
+    },
     parent_checkpoint: null,
   };
 }
@@ -114,13 +124,13 @@ export function serializeSnapshot(snapshot: StateSnapshot, threadId: string) {
     })),
     metadata: serializeValue(snapshot.metadata ?? {}) as Record<string, unknown>,
     created_at: snapshot.createdAt ?? null,
-    checkpoint: checkpointId ? checkpointRef(threadId, checkpointId) : null,
+    checkpoint: checkpointRef(threadId, checkpointId ?? null),
     parent_checkpoint: parentId ? checkpointRef(threadId, parentId) : null,
   };
 }
 
 /** A checkpoint reference as the API writes it (root namespace). */
-export function checkpointRef(threadId: string, checkpointId: string) {
+export function checkpointRef<Id extends string | null>(threadId: string, checkpointId: Id) {
   return {
     thread_id: threadId,
     checkpoint_ns: "",

@@ -144,14 +144,39 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     {
       schema: {
         tags: ["runs"],
-        summary: "The runs of a thread this server process knows, newest first",
+        summary:
+          "The runs of a thread, newest first, whichever process ran them (from the shared store)",
         params: threadParams,
-        response: { 200: z.array(runSchema), ...errorResponses },
+        querystring: z.looseObject({
+          limit: z.coerce.number().int().min(1).max(1000).optional().describe("default 10"),
+          offset: z.coerce.number().int().min(0).optional(),
+          status: z.enum(RUN_STATUSES).optional(),
+          select: z
+            .union([z.string(), z.array(z.string())])
+            .optional()
+            .describe(`the fields to answer with (default all): some of ${RUN_FIELDS.join(", ")}`),
+        }),
+        response: {
+          200: z.array(runSchema.partial()).describe("runs; all fields unless select names some"),
+          ...errorResponses,
+        },
       },
     },
     async (request) => {
-      await runtime.threads.get(request.uid, request.params.thread_id);
-      return runs.forThread(request.uid, request.params.thread_id).map((run) => run.toJSON());
+      const { limit, offset, status } = request.query;
+      const select = runSelect(request.query.select);
+      // Runs are recorded running, then with how they ended: none is ever pending or timeout.
+      const stored = status === "pending" || status === "timeout" ? undefined : status;
+      const infos = await runtime.listRuns(request.uid, request.params.thread_id, {
+        limit: limit ?? 10,
+        offset: offset ?? 0,
+        ...(stored ? { status: stored } : {}),
+      });
+      const all = stored === status ? infos.map(runJson) : [];
+      if (!select) return all;
+      return all.map((run) =>
+        Object.fromEntries(Object.entries(run).filter(([field]) => select.has(field))),
+      );
     },
   );
 
@@ -160,15 +185,12 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     {
       schema: {
         tags: ["runs"],
-        summary: "One run",
+        summary: "One run, whichever process runs or ran it (from the shared store)",
         params: runParams,
         response: { 200: runSchema, ...errorResponses },
       },
     },
-    async (request) => {
-      const local = runs.get(request.uid, request.params.thread_id, request.params.run_id);
-      return local ? local.toJSON() : remoteRunJson(await storedRun(request.uid, request.params));
-    },
+    async (request) => runJson(await storedRun(request.uid, request.params)),
   );
 
   routes.post(
@@ -278,8 +300,43 @@ function runNotFound(params: { thread_id: string; run_id: string }) {
   );
 }
 
-/** The API's `Run` for a run known only from its row (another process runs or ran it). */
-function remoteRunJson(row: RunInfo) {
+/** The statuses of the API's `Run` (`RunStatus` of `@langchain/langgraph-sdk`). */
+const RUN_STATUSES = ["pending", "running", "error", "success", "timeout", "interrupted"] as const;
+
+/** The fields of our `Run` that a run list's `select` may name. */
+const RUN_FIELDS = [
+  "run_id",
+  "thread_id",
+  "assistant_id",
+  "created_at",
+  "updated_at",
+  "status",
+  "metadata",
+  "multitask_strategy",
+  "status_reason",
+  "subagent_runs",
+] as const;
+
+/**
+ * A run list's `select` (one field or several, as the query string repeats it) as a set.
+ * @throws SubagentGraphError `VALIDATION_FAILED` (field `select`) naming a field we do not keep
+ */
+function runSelect(select: string | string[] | undefined): Set<string> | undefined {
+  if (select === undefined) return undefined;
+  const fields = Array.isArray(select) ? select : [select];
+  const unknown = fields.filter((field) => !(RUN_FIELDS as readonly string[]).includes(field));
+  if (unknown.length > 0) {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `select: ${unknown.map((field) => JSON.stringify(field)).join(", ")} is not a field of our runs (kwargs and cancel_reason are not kept): use some of ${RUN_FIELDS.join(", ")}`,
+      { field: "select" },
+    );
+  }
+  return new Set(fields);
+}
+
+/** The API's `Run` from its record in the shared store (whichever process runs or ran it). */
+function runJson(row: RunInfo) {
   return {
     run_id: row.run_id,
     thread_id: row.thread_id,
@@ -287,7 +344,7 @@ function remoteRunJson(row: RunInfo) {
     status: (["running", "success", "error", "interrupted"].includes(row.status)
       ? row.status
       : "error") as "running" | "success" | "error" | "interrupted",
-    metadata: {},
+    metadata: row.metadata,
     multitask_strategy: "reject" as const,
     created_at: row.created_at,
     updated_at: row.updated_at,

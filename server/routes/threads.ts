@@ -4,6 +4,7 @@ import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { ThreadInfo } from "../../runs/thread-api.js";
 import type { Runtime } from "../../runtime.js";
+import { jsonContains } from "../../util/json-contains.js";
 import { clampDepth } from "../../util/json-depth.js";
 import {
   checkpointRef,
@@ -13,6 +14,7 @@ import {
   serializeValue,
   TOO_DEEP,
 } from "../protocol/serialize.js";
+import { projectState, STATE_FIELDS, stateSelection } from "../protocol/state-select.js";
 import type { RunRegistry } from "../runs/run-registry.js";
 import { childThreadSchema, errorResponses, threadSchema, threadStateSchema } from "../schemas.js";
 import { newThreadId, resolveThread, scopedThreadId } from "../thread-scope.js";
@@ -20,11 +22,26 @@ import { newThreadId, resolveThread, scopedThreadId } from "../thread-scope.js";
 const threadParams = z.object({ thread_id: z.string().min(1) });
 const metadataSchema = z.record(z.string(), z.unknown());
 
+/** The filters of a thread search or count (the SDK's `threads.search` and `threads.count`). */
+const threadQuerySchema = z.looseObject({
+  metadata: metadataSchema.optional(),
+  ids: z.array(z.string()).optional(),
+  status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
+  values: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "threads whose latest state values contain these (as PostgreSQL's jsonb @>: nested objects match by subset, arrays by elements); a thread with no state has none",
+    ),
+});
+type ThreadQuery = z.infer<typeof threadQuerySchema>;
+
 /** The fields of the API's `Thread` that `select` may name. */
 const THREAD_FIELDS = [
   "thread_id",
   "created_at",
   "updated_at",
+  "state_updated_at",
   "metadata",
   "status",
   "config",
@@ -41,7 +58,7 @@ async function threadOf(
   withState = true,
 ): Promise<z.infer<typeof threadSchema>> {
   // The state (a checkpoint read and the graph's next step) is the costly part; a search that
-  // selects neither values nor status skips it.
+  // selects none of values, status and state_updated_at skips it.
   const state = withState ? await runtime.threads.state(uid, info.threadId) : undefined;
   const running = runs.forThread(uid, info.threadId).some((run) => !run.finished);
   const status =
@@ -56,6 +73,7 @@ async function threadOf(
     thread_id: info.threadId,
     created_at: info.createdAt,
     updated_at: info.updatedAt,
+    state_updated_at: state?.createdAt ?? info.createdAt,
     // Clamped: metadata stored before bodies were depth-limited could be too deep to serialise.
     metadata: clampDepth(
       { ...info.metadata, ...(info.agentId ? { assistant_id: info.agentId } : {}) },
@@ -127,29 +145,57 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
     },
   );
 
+  /**
+   * The caller's threads a search or a count asks for. Filters on what only the state tells
+   * (`status`, `values`) read every candidate's state and then page; the others page in the
+   * store and read the state only if `withState`.
+   */
+  const findThreads = async (
+    uid: string,
+    query: ThreadQuery,
+    page: { limit: number; offset: number } | undefined,
+    withState: boolean,
+  ) => {
+    const byState = query.status !== undefined || query.values !== undefined;
+    const infos = await runtime.threads.search(uid, {
+      ...(query.metadata ? { metadata: query.metadata } : {}),
+      // Each id may name a thread the caller chose it for (stored scoped) or one stored as is.
+      ...(query.ids ? { ids: query.ids.flatMap((id) => [id, scopedThreadId(uid, id)]) } : {}),
+      limit: byState || !page ? Number.MAX_SAFE_INTEGER : page.limit,
+      offset: byState || !page ? 0 : page.offset,
+    });
+    const threads = await Promise.all(
+      infos.map((info) => threadOf(runtime, runs, uid, info, withState || byState)),
+    );
+    if (!byState) return threads;
+    const matching = threads.filter(
+      (thread) =>
+        (query.status === undefined || thread.status === query.status) &&
+        (query.values === undefined || jsonContains(thread.values, query.values)),
+    );
+    return page ? matching.slice(page.offset, page.offset + page.limit) : matching;
+  };
+
   routes.post(
     "/threads/search",
     {
       schema: {
         tags: ["threads"],
         summary: "Search your threads (most recently used first)",
-        body: z
-          .looseObject({
-            metadata: metadataSchema.optional(),
-            ids: z.array(z.string()).optional(),
-            status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
+        body: threadQuerySchema
+          .extend({
             limit: z.number().int().min(1).max(1000).optional(),
             offset: z.number().int().min(0).optional(),
             select: z
               .array(
                 z.enum(THREAD_FIELDS, {
-                  error: `select: use some of ${THREAD_FIELDS.join(", ")} (state_updated_at and context are not kept)`,
+                  error: `select: use some of ${THREAD_FIELDS.join(", ")} (context is not kept)`,
                 }),
               )
               .min(1)
               .optional()
               .describe(
-                "the fields to answer with (default all); without values and status no state is read",
+                "the fields to answer with (default all); without values, status and state_updated_at no state is read",
               ),
           })
           .optional(),
@@ -165,31 +211,32 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
       const body = request.body ?? {};
       const select = body.select ? new Set<string>(body.select) : undefined;
       const withState =
-        !select || select.has("values") || select.has("status") || body.status !== undefined;
-      // A status filter needs every thread's status, so it is applied before paging.
-      const infos = await runtime.threads.search(request.uid, {
-        ...(body.metadata ? { metadata: body.metadata } : {}),
-        // Each id may name a thread the caller chose it for (stored scoped) or one stored as is.
-        ...(body.ids
-          ? { ids: body.ids.flatMap((id) => [id, scopedThreadId(request.uid, id)]) }
-          : {}),
-        limit: body.status ? Number.MAX_SAFE_INTEGER : (body.limit ?? 10),
-        offset: body.status ? 0 : (body.offset ?? 0),
-      });
-      let threads = await Promise.all(
-        infos.map((info) => threadOf(runtime, runs, request.uid, info, withState)),
+        !select || select.has("values") || select.has("status") || select.has("state_updated_at");
+      const threads = await findThreads(
+        request.uid,
+        body,
+        { limit: body.limit ?? 10, offset: body.offset ?? 0 },
+        withState,
       );
-      if (body.status) {
-        const offset = body.offset ?? 0;
-        threads = threads
-          .filter((thread) => thread.status === body.status)
-          .slice(offset, offset + (body.limit ?? 10));
-      }
       if (!select) return threads;
       return threads.map((thread) =>
         Object.fromEntries(Object.entries(thread).filter(([field]) => select.has(field))),
       );
     },
+  );
+
+  routes.post(
+    "/threads/count",
+    {
+      schema: {
+        tags: ["threads"],
+        summary: "How many of your threads a search with these filters finds",
+        body: threadQuerySchema.optional(),
+        response: { 200: z.number().int(), ...errorResponses },
+      },
+    },
+    async (request) =>
+      (await findThreads(request.uid, request.body ?? {}, undefined, false)).length,
   );
 
   routes.get(
@@ -235,22 +282,84 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
       ),
   );
 
-  const readState = async (uid: string, threadId: string, checkpointId?: string) => {
+  const readState = async (
+    uid: string,
+    threadId: string,
+    checkpointId: string | undefined,
+    select: string | string[] | undefined,
+  ) => {
+    const selection = stateSelection(select);
     const state = await runtime.threads.state(uid, threadId, checkpointId ? { checkpointId } : {});
-    return state ? serializeSnapshot(state, threadId) : emptyThreadState();
+    return projectState(
+      state ? serializeSnapshot(state, threadId) : emptyThreadState(threadId),
+      selection,
+    );
   };
+
+  /**
+   * The query of a state read. `subgraphs` is accepted and changes nothing: subagents run on
+   * child threads of their own (read them under /threads/:id/subagents), not as subgraphs.
+   */
+  const stateQuery = z.looseObject({
+    select: z
+      .union([z.string(), z.array(z.string())])
+      .optional()
+      .describe(
+        `the fields to answer with (default all): ${STATE_FIELDS.join(", ")}, values.<key>`,
+      ),
+    subgraphs: z.enum(["0", "1", "true", "false"]).optional(),
+  });
+  const stateResponse = threadStateSchema
+    .partial()
+    .describe("the state; all fields unless select names some");
 
   routes.get(
     "/threads/:thread_id/state",
     {
       schema: {
         tags: ["threads"],
-        summary: "A thread's latest state (values, next, tasks, checkpoint)",
+        summary:
+          "A thread's latest state (values, next, tasks, checkpoint); with no checkpoint yet, empty values and a checkpoint whose checkpoint_id is null",
         params: threadParams,
-        response: { 200: threadStateSchema, ...errorResponses },
+        querystring: stateQuery,
+        response: { 200: stateResponse, ...errorResponses },
       },
     },
-    async (request) => readState(request.uid, request.params.thread_id),
+    async (request) =>
+      readState(request.uid, request.params.thread_id, undefined, request.query.select),
+  );
+
+  routes.post(
+    "/threads/:thread_id/state/checkpoint",
+    {
+      schema: {
+        tags: ["threads"],
+        summary:
+          "A thread's state at the checkpoint named in the body (checkpoint_id null or absent: the latest)",
+        params: threadParams,
+        body: z.looseObject({
+          checkpoint: z.looseObject({
+            checkpoint_id: z.string().min(1).nullable().optional(),
+            checkpoint_ns: z
+              .literal("", {
+                error:
+                  'checkpoint.checkpoint_ns: only the root namespace "" has states here: a subagent\'s checkpoints are on its child thread (GET /threads/:id/subagents/:child_thread_id/history)',
+              })
+              .optional(),
+          }),
+          subgraphs: z.boolean().optional(),
+          select: z.array(z.string()).optional(),
+        }),
+        response: { 200: stateResponse, ...errorResponses },
+      },
+    },
+    async (request) =>
+      readState(
+        request.uid,
+        request.params.thread_id,
+        request.body.checkpoint.checkpoint_id ?? undefined,
+        request.body.select,
+      ),
   );
 
   routes.get(
@@ -260,11 +369,17 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
         tags: ["threads"],
         summary: "A thread's state at one checkpoint",
         params: threadParams.extend({ checkpoint_id: z.string().min(1) }),
-        response: { 200: threadStateSchema, ...errorResponses },
+        querystring: stateQuery,
+        response: { 200: stateResponse, ...errorResponses },
       },
     },
     async (request) =>
-      readState(request.uid, request.params.thread_id, request.params.checkpoint_id),
+      readState(
+        request.uid,
+        request.params.thread_id,
+        request.params.checkpoint_id,
+        request.query.select,
+      ),
   );
 
   routes.post(
@@ -285,20 +400,82 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
                 }),
               ])
               .optional(),
+            metadata: metadataSchema
+              .optional()
+              .describe("only checkpoints whose metadata has these top-level values"),
+            checkpoint: z
+              .looseObject({
+                checkpoint_id: z.string().min(1).nullable().optional(),
+                checkpoint_ns: z
+                  .literal("", {
+                    error:
+                      'checkpoint.checkpoint_ns: only the root namespace "" has states here: a subagent\'s checkpoints are on its child thread (GET /threads/:id/subagents/:child_thread_id/history)',
+                  })
+                  .optional(),
+              })
+              .optional()
+              .describe("with a checkpoint_id, only that checkpoint (as LangGraph lists it)"),
+            select: z
+              .array(z.string())
+              .optional()
+              .describe(
+                `the fields of each state (default all): ${STATE_FIELDS.join(", ")}, values.<key>`,
+              ),
           })
           .optional(),
-        response: { 200: z.array(threadStateSchema), ...errorResponses },
+        response: {
+          200: z
+            .array(threadStateSchema.partial())
+            .describe("states; all fields unless select names some"),
+          ...errorResponses,
+        },
       },
     },
     async (request) => {
       const body = request.body ?? {};
+      const selection = stateSelection(body.select);
       const before =
         typeof body.before === "string" ? body.before : body.before?.configurable.checkpoint_id;
-      const states = await runtime.threads.stateHistory(request.uid, request.params.thread_id, {
-        limit: body.limit ?? 10,
-        ...(before ? { before } : {}),
-      });
-      return states.map((state) => serializeSnapshot(state, request.params.thread_id));
+      const states = await runtime.threads
+        .stateHistory(request.uid, request.params.thread_id, {
+          limit: body.limit ?? 10,
+          ...(before ? { before } : {}),
+          ...(body.metadata ? { metadata: body.metadata } : {}),
+          ...(body.checkpoint?.checkpoint_id
+            ? { checkpointId: body.checkpoint.checkpoint_id }
+            : {}),
+        })
+        .catch((error: unknown) => {
+          // The runtime names its option; over HTTP the field is the body's.
+          if (SubagentGraphError.isInstance(error) && error.field === "checkpoint_id") {
+            throw new SubagentGraphError(error.code, `checkpoint.checkpoint_id: ${error.message}`, {
+              field: "checkpoint.checkpoint_id",
+              cause: error,
+            });
+          }
+          throw error;
+        });
+      return states.map((state) =>
+        projectState(serializeSnapshot(state, request.params.thread_id), selection),
+      );
+    },
+  );
+
+  routes.delete(
+    "/threads/:thread_id",
+    {
+      schema: {
+        tags: ["threads"],
+        summary:
+          "Delete one of your threads with everything it holds: its checkpoints, its subagents' child threads, its files and its runs (409 while a run is on it)",
+        params: threadParams,
+        response: { 204: z.null().describe("deleted"), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      await runtime.threads.delete(request.uid, request.params.thread_id);
+      runs.forgetThread(request.uid, request.params.thread_id);
+      return reply.status(204).send(null);
     },
   );
 

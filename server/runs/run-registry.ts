@@ -139,6 +139,7 @@ export class RunRegistry {
         ...(options.checkpointId ? { checkpointId: options.checkpointId } : {}),
         signal: run.controller.signal,
         runId: run.runId,
+        metadata: options.metadata,
       },
       graphModes as GraphStreamMode[],
     );
@@ -164,6 +165,14 @@ export class RunRegistry {
     return [...this.runs.values()]
       .filter((run) => run.options.uid === uid && run.options.threadId === threadId)
       .reverse();
+  }
+
+  /**
+   * Forgets the runs of a deleted thread, so that a thread made later with the same id never
+   * shows them (joins and streams of this process read them from here).
+   */
+  forgetThread(uid: string, threadId: string): void {
+    for (const run of this.forThread(uid, threadId)) this.runs.delete(run.runId);
   }
 
   /** Whether the thread's latest run failed (its status then reads `error`). */

@@ -27,6 +27,7 @@ describe("openSqliteDatabase", () => {
       "0004_thread_metadata",
       "0005_runs_and_leases",
       "0006_run_runners_and_outcomes",
+      "0007_run_metadata_thread_deletion",
     ]);
   });
 
@@ -77,6 +78,7 @@ describe("openSqliteDatabase", () => {
         "0004_thread_metadata",
         "0005_runs_and_leases",
         "0006_run_runners_and_outcomes",
+        "0007_run_metadata_thread_deletion",
       ]);
     } finally {
       await second.close();

@@ -118,6 +118,47 @@ export function runRunStoreSuite(name: string, openDatabase: () => Promise<Datab
       expect(JSON.parse(row?.subagent_runs ?? "")).toEqual(records);
     });
 
+    it("lists a thread's runs newest first, by status and page, and deletes them with it", async () => {
+      const at = (seconds: number) => {
+        now = new Date(Date.UTC(2026, 0, 1, 0, 0, seconds));
+      };
+      at(1);
+      await runs.start({ runId: "r-b", threadId: "t1", uid: "alice", agentId: "a1" });
+      // Same start time: the run id decides, in byte order ("R" before "r").
+      await runs.start({ runId: "R-a", threadId: "t1", uid: "alice", agentId: "a1" });
+      at(2);
+      await runs.start({
+        runId: "r-c",
+        threadId: "t1",
+        uid: "alice",
+        agentId: "a1",
+        metadata: { source: "nightly", attempt: 2 },
+      });
+      await runs.start({ runId: "r-other", threadId: "t2", uid: "alice", agentId: "a1" });
+      await runs.start({ runId: "r-bob", threadId: "t1", uid: "bob", agentId: "a1" });
+      await runs.finish("r-b", "success");
+      await runs.finish("R-a", "error");
+
+      const ids = (rows: { run_id: string }[]) => rows.map((row) => row.run_id);
+      expect(ids(await runs.listForThread("alice", "t1"))).toEqual(["r-c", "R-a", "r-b"]);
+      expect(ids(await runs.listForThread("alice", "t1", { limit: 2, offset: 1 }))).toEqual([
+        "R-a",
+        "r-b",
+      ]);
+      expect(ids(await runs.listForThread("alice", "t1", { status: "success" }))).toEqual(["r-b"]);
+      expect(ids(await runs.listForThread("alice", "t1", { status: "running" }))).toEqual(["r-c"]);
+      expect(await runs.listForThread("carol", "t1")).toEqual([]);
+      expect(await runs.listForThread("alice", "t\u0000")).toEqual([]);
+      const [newest] = await runs.listForThread("alice", "t1", { limit: 1 });
+      expect(JSON.parse(newest?.metadata ?? "")).toEqual({ source: "nightly", attempt: 2 });
+      expect((await runs.find("r-b"))?.metadata).toBe("{}");
+
+      await runs.deleteForThread("t1");
+      expect(await runs.listForThread("alice", "t1")).toEqual([]);
+      expect(await runs.find("r-bob")).toBeUndefined();
+      expect(ids(await runs.listForThread("alice", "t2"))).toEqual(["r-other"]);
+    });
+
     it("interrupts only a run still running, with its reason and records", async () => {
       await runs.start({ runId: "r1", threadId: "t1", uid: "alice", agentId: "a1" });
       await runs.start({ runId: "r2", threadId: "t1", uid: "alice", agentId: "a1" });

@@ -34,6 +34,7 @@ export function runThreadStoreSuite(name: string, openDatabase: () => Promise<Da
         metadata: "{}",
         created_at: "2025-01-01T00:00:00.000Z",
         updated_at: "2025-01-01T00:00:00.000Z",
+        deleted_at: null,
       });
       expect(await threads.get("alice", "t1")).toEqual(row);
     });
@@ -163,6 +164,37 @@ export function runThreadStoreSuite(name: string, openDatabase: () => Promise<Da
       const listed = await threads.listForUser("alice");
       expect(listed.map((row) => row.thread_id)).toEqual(["t1", "t2"]);
       expect(await threads.listForUser("carol")).toEqual([]);
+    });
+
+    it("hides a thread being deleted and keeps its id from every claim until its row goes", async () => {
+      await threads.create("alice", "t1", { topic: "tides" });
+      await threads.claim("alice", "t2", "agent-1");
+      expect(await threads.beginDeletion("bob", "t1")).toBeUndefined();
+      const marked = await threads.beginDeletion("alice", "t1");
+      expect(marked).toMatchObject({ thread_id: "t1", deleted_at: "2025-01-01T00:00:03.000Z" });
+      // A second start keeps the first mark (a deletion cut short is finished, not restarted).
+      expect(await threads.beginDeletion("alice", "t1")).toEqual(marked);
+
+      expect(await threads.get("alice", "t1")).toBeUndefined();
+      expect(await threads.get("alice", "t1", { deleting: true })).toEqual(marked);
+      expect((await threads.listForUser("alice")).map((row) => row.thread_id)).toEqual(["t2"]);
+      await expectFailure(threads.claim("alice", "t1", "agent-1"), ErrorCode.NotFound);
+      await expectFailure(threads.claim("bob", "t1", "agent-1"), ErrorCode.NotFound);
+      expect(await threads.create("alice", "t1", {})).toEqual({ created: false, row: undefined });
+      await expectFailure(threads.mergeMetadata("alice", "t1", { a: 1 }), ErrorCode.NotFound);
+      expect((await threads.deleting()).map((row) => row.thread_id)).toEqual(["t1"]);
+
+      // Only a marked row is ever deleted.
+      expect(await threads.finishDeletion("t2")).toBe(false);
+      expect(await threads.get("alice", "t2")).toBeDefined();
+      expect(await threads.finishDeletion("t1")).toBe(true);
+      expect(await threads.deleting()).toEqual([]);
+      // The id is free again: claimed, it is a new thread.
+      expect(await threads.claim("bob", "t1", "agent-2")).toMatchObject({
+        owner_uid: "bob",
+        metadata: "{}",
+        deleted_at: null,
+      });
     });
 
     it("lists threads used at the same moment by thread id in byte order", async () => {

@@ -76,6 +76,7 @@ describe("migration 0003_users_tokens", () => {
         "0004_thread_metadata",
         "0005_runs_and_leases",
         "0006_run_runners_and_outcomes",
+        "0007_run_metadata_thread_deletion",
       ]);
       // 0004 gives the old thread row the default metadata.
       expect(
