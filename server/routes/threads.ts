@@ -21,6 +21,16 @@ import { newThreadId, resolveThread, scopedThreadId } from "../thread-scope.js";
 
 const threadParams = z.object({ thread_id: z.string().min(1) });
 const metadataSchema = z.record(z.string(), z.unknown());
+/** A checkpoint named in a body (the SDK's `Checkpoint`): only the root namespace has states. */
+const checkpointRefSchema = z.looseObject({
+  checkpoint_id: z.string().min(1).nullable().optional(),
+  checkpoint_ns: z
+    .literal("", {
+      error:
+        'checkpoint.checkpoint_ns: only the root namespace "" has states here: a subagent\'s checkpoints are on its child thread (GET /threads/:id/subagents/:child_thread_id/history)',
+    })
+    .optional(),
+});
 
 /** The filters of a thread search or count (the SDK's `threads.search` and `threads.count`). */
 const threadQuerySchema = z.looseObject({
@@ -338,15 +348,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
           "A thread's state at the checkpoint named in the body (checkpoint_id null or absent: the latest)",
         params: threadParams,
         body: z.looseObject({
-          checkpoint: z.looseObject({
-            checkpoint_id: z.string().min(1).nullable().optional(),
-            checkpoint_ns: z
-              .literal("", {
-                error:
-                  'checkpoint.checkpoint_ns: only the root namespace "" has states here: a subagent\'s checkpoints are on its child thread (GET /threads/:id/subagents/:child_thread_id/history)',
-              })
-              .optional(),
-          }),
+          checkpoint: checkpointRefSchema,
           subgraphs: z.boolean().optional(),
           select: z.array(z.string()).optional(),
         }),
@@ -403,16 +405,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
             metadata: metadataSchema
               .optional()
               .describe("only checkpoints whose metadata has these top-level values"),
-            checkpoint: z
-              .looseObject({
-                checkpoint_id: z.string().min(1).nullable().optional(),
-                checkpoint_ns: z
-                  .literal("", {
-                    error:
-                      'checkpoint.checkpoint_ns: only the root namespace "" has states here: a subagent\'s checkpoints are on its child thread (GET /threads/:id/subagents/:child_thread_id/history)',
-                  })
-                  .optional(),
-              })
+            checkpoint: checkpointRefSchema
               .optional()
               .describe("with a checkpoint_id, only that checkpoint (as LangGraph lists it)"),
             select: z
