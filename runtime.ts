@@ -82,10 +82,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   // SQLite files go into the data folder (the agent store unless a database is named, the
   // checkpoints with the sqlite saver): a folder that cannot be made or written fails here, with
   // one error naming it. A runtime that keeps nothing there makes it only when a file is written.
-  if (
-    (options.database === undefined && databaseUrl === undefined) ||
-    (options.checkpointer ?? (databaseUrl ? "postgres" : "sqlite")) === "sqlite"
-  ) {
+  const kind = options.checkpointer ?? (databaseUrl ? "postgres" : "sqlite");
+  if ((options.database === undefined && databaseUrl === undefined) || kind === "sqlite") {
     prepareDataDir(dataDir);
   }
   const database =
@@ -93,7 +91,6 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       ? options.database
       : await openDatabase(options.database ?? databaseUrl ?? join(dataDir, "agents.sqlite"));
   const hosted = options.checkpointer === "host";
-  const kind = options.checkpointer ?? (databaseUrl ? "postgres" : "sqlite");
   // A hosted runtime never runs a graph itself; its saver only backs the read APIs (empty).
   let saver: ManagedSaver;
   try {
@@ -165,10 +162,18 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     env.SUBAGENT_GRAPH_SETTINGS?.trim() || join(dataDir, "settings.json"),
     warn,
   );
+  // Settings are read on every dispatch and model call: a bad environment value is reported
+  // once, not at every call.
+  const reported = new Set<string>();
+  const warnOnce = (message: string) => {
+    if (reported.has(message)) return;
+    reported.add(message);
+    warn(message);
+  };
   /** Built-ins < environment < settings file < the `limits` option; read on every dispatch. */
   const currentSettings = (): ProcessSettings => {
     const overrides = typeof options.limits === "function" ? options.limits() : options.limits;
-    return processLimits(env, { ...settingsFile(), ...overrides }, warn);
+    return processLimits(env, { ...settingsFile(), ...overrides }, warnOnce);
   };
   const requestLog = options.recordModelRequests ? new ModelRequestLog() : undefined;
   const graphs = new AgentGraphs({

@@ -18,6 +18,7 @@ import { compareText, hasNul } from "../store/portable-text.js";
 import { clockOf, type RepositoryOptions } from "../store/repository-options.js";
 import type { DatabaseSchema } from "../store/schema.js";
 import { isUniqueViolation } from "../store/sql-errors.js";
+import { canonicalJson } from "../util/canonical-json.js";
 import { canEdit, canView } from "./permissions.js";
 import { fromAgentRow, toAgentRow, UNSHARED_SHARE_CONFIG_JSON } from "./rows.js";
 import { applyAgentUpdate, buildAgentRecord } from "./rules.js";
@@ -274,29 +275,17 @@ function selectAgents(db: Executor) {
 /** Whether `stored` already is what `wanted` declares (ids, versions and times aside). */
 function sameDefinition(stored: AgentRecord, wanted: AgentRecord): boolean {
   const definition = (record: AgentRecord) =>
-    JSON.stringify([
+    canonicalJson([
       record.slug,
       record.name,
       record.description,
       record.backend_id,
       record.is_subagent,
       record.is_default,
-      canonical(record.share_config),
-      canonical(record.config_json),
+      record.share_config,
+      record.config_json,
     ]);
   return definition(stored) === definition(wanted);
-}
-
-/** `value` with object keys sorted, so two equal records compare equal whatever their key order. */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (typeof value !== "object" || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value)
-      .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([key, item]) => [key, canonical(item)]),
-  );
 }
 
 /** The user's own agent with `slug`, else the oldest visible one (`visible` is oldest first). */

@@ -48,7 +48,7 @@ export function createModelCallGuardMiddleware(options: ModelCallGuardOptions) {
         if (timeout.aborted) {
           throw new SubagentGraphError(
             ErrorCode.ModelTimeout,
-            `model ${name} did not answer within ${timeoutMs} ms, so the call was aborted: try again, or raise the model timeout (SUBAGENT_GRAPH_MODEL_TIMEOUT_MS, or the model_timeout_ms setting)`,
+            `model ${name} did not answer within ${timeoutMs} ms, so the call was aborted: try again, or raise the model timeout (SUBAGENT_GRAPH_MODEL_TIMEOUT_MS, or createRuntime's limits.model_timeout_ms)`,
             { cause: error },
           );
         }

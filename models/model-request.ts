@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { BindToolsInput } from "@langchain/core/language_models/chat_models";
 import type { AIMessage, BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
+import { canonicalJson } from "../util/canonical-json.js";
 import { messageText, toolNames } from "../util/message-text.js";
 import { type ListedSubagent, splitSubagentListing } from "../util/subagent-listing.js";
 
@@ -94,24 +95,6 @@ export function recordMessage(message: BaseMessage): RecordedMessage {
     };
   }
   return { role, text };
-}
-
-/**
- * `value` as JSON with the keys of every object sorted, so equal values give equal text
- * whatever order their keys were built in.
- */
-export function canonicalJson(value: unknown): string {
-  return (
-    JSON.stringify(value, (_key, entry: unknown) => {
-      if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return entry;
-      const record = entry as Record<string, unknown>;
-      return Object.fromEntries(
-        Object.keys(record)
-          .sort()
-          .map((key) => [key, record[key]]),
-      );
-    }) ?? "null"
-  );
 }
 
 /** The definition the model gets: OpenAI's function format, which every provider maps from. */

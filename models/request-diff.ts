@@ -1,4 +1,5 @@
-import { canonicalJson, type RecordedMessage, type RecordedRequest } from "./model-request.js";
+import { canonicalJson } from "../util/canonical-json.js";
+import type { RecordedMessage, RecordedRequest } from "./model-request.js";
 
 /**
  * The parts of a model call a replay compares with its recording, each on unless switched off.

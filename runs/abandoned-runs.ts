@@ -100,7 +100,8 @@ export class AbandonedRuns {
    * `interrupted` (and its thread freed).
    */
   async settle(row: RunRow): Promise<RunRow> {
-    if (row.status !== "running") return row;
+    // A run whose process is alive is never recorded interrupted: no lease or row to read again.
+    if (row.status !== "running" || this.livenessOf(row) === "alive") return row;
     await this.reclaim(row);
     // Read again: this reclaim, or another process's at the same moment, may have recorded it.
     return (await this.options.runs.find(row.run_id)) ?? row;

@@ -142,6 +142,23 @@ describe("the README's code, pasted as written", () => {
       await runBlock(project, "replay.test.ts");
     });
 
+    it("replay.test.ts goes red when an agent changes, and green again after rerecord.ts", async () => {
+      const agents = TS_BLOCKS.find((block) => block.file === "agents.ts")?.code ?? "";
+      const changed = agents.replace(
+        "Gathers facts and lists open questions",
+        "Gathers facts, nothing else",
+      );
+      expect(changed).not.toBe(agents);
+      await project.write("agents.ts", changed);
+      const red = await project.bin("tsx", ["replay.test.ts"]);
+      expect(red.code).not.toBe(0);
+      expect(red.stderr).toContain("SCRIPT_VIOLATION");
+      expect(red.stderr).toContain("researcher");
+
+      await runBlock(project, "rerecord.ts");
+      await runBlock(project, "replay.test.ts");
+    });
+
     describe("sdk.ts against a running server", () => {
       let fixture: RuntimeFixture | undefined;
       let server: SubagentGraphServer | undefined;

@@ -2,13 +2,9 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  canonicalJson,
-  type RecordedRequest,
-  recordRequest,
-  recordTool,
-} from "../../models/model-request.js";
+import { type RecordedRequest, recordRequest, recordTool } from "../../models/model-request.js";
 import { requestDifferences, textDiff } from "../../models/request-diff.js";
+import { canonicalJson } from "../../util/canonical-json.js";
 import { formatSubagentListing, splitSubagentListing } from "../../util/subagent-listing.js";
 
 const ALL = { systemPrompt: true, subagents: true, tools: true, messages: true };
