@@ -1,6 +1,7 @@
 import type { Stats } from "node:fs";
 import { lstat, realpath } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { errnoOf } from "../util/errno.js";
 import { PathRefusal, PathRule } from "./refusal.js";
 import type { FileScope, Mount } from "./scope.js";
 import { parseVirtualPath, VirtualRoot } from "./virtual-paths.js";
@@ -85,7 +86,7 @@ export async function resolveInScope(
     try {
       stat = await lstat(existing);
     } catch (error) {
-      const code = errorCode(error);
+      const code = errnoOf(error);
       if (code === "ENAMETOOLONG") {
         throw refuse(PathRule.PathTooLong, "is too long for the file system: use a shorter path");
       }
@@ -101,7 +102,7 @@ export async function resolveInScope(
   try {
     existingReal = await realpath(existing);
   } catch (error) {
-    const code = errorCode(error);
+    const code = errnoOf(error);
     // ENOTDIR: a link whose target goes through a file (`link -> file.txt/x`) is just as broken.
     if (code === "ENOENT" || code === "ELOOP" || code === "ENOTDIR") {
       throw refuse(PathRule.BrokenSymlink, BROKEN_LINK_REASON);
@@ -162,10 +163,4 @@ export async function resolveHostPath(
 function isWithinHost(path: string, scope: FileScope): boolean {
   const hostRoots = [scope.dataDir, ...scope.mounts.map((mount) => mount.realRoot)];
   return hostRoots.some((root) => path === root || path.startsWith(`${root}/`));
-}
-
-/** The `code` of a Node system error, if any. */
-export function errorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : undefined;
 }

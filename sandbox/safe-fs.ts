@@ -1,9 +1,15 @@
-import { randomBytes } from "node:crypto";
-import { constants, type Dirent, existsSync, readlinkSync, type Stats } from "node:fs";
-import { type FileHandle, lstat, mkdir, open, readdir, rename, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+/**
+ * The file tools' opens and writes inside an agent's scope: the file-system guard's checks
+ * (`fs-guard.ts`) with the scope's folders as the boundary and refusals in the agent's words.
+ */
+
+import type { Dirent, Stats } from "node:fs";
+import { type FileHandle, lstat, mkdir, open, readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
-import { errorCode, type HostPath } from "./policy.js";
+import { errnoOf } from "../util/errno.js";
+import { descriptorPath, OPEN_FLAGS, openedWithin, writeFileAtomically } from "./fs-guard.js";
+import type { HostPath } from "./policy.js";
 import { PathRefusal, PathRule } from "./refusal.js";
 import type { FileScope } from "./scope.js";
 
@@ -32,11 +38,7 @@ export interface OpenFile {
  */
 export async function openForRead(scope: FileScope, path: HostPath): Promise<OpenFile> {
   if (path.missing.length > 0) throw notFound(path.virtual);
-  const handle = await openChecked(
-    scope,
-    path,
-    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-  );
+  const handle = await openChecked(scope, path, OPEN_FLAGS.readFile);
   try {
     const stat = await handle.stat();
     if (stat.isDirectory()) {
@@ -69,11 +71,7 @@ export async function listFolder(scope: FileScope, path: HostPath): Promise<Dire
   if (!path.stat.isDirectory()) {
     throw new PathRefusal(PathRule.NotADirectory, path.virtual, "is a file: use read_file");
   }
-  const handle = await openChecked(
-    scope,
-    path,
-    constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW,
-  );
+  const handle = await openChecked(scope, path, OPEN_FLAGS.readFolder);
   try {
     return await readdir(descriptorPath(handle) ?? path.real, { withFileTypes: true });
   } finally {
@@ -82,11 +80,10 @@ export async function listFolder(scope: FileScope, path: HostPath): Promise<Dire
 }
 
 /**
- * Replaces (or creates) a file so readers see the old or the new content, never a mix: the
- * data goes to an exclusively created temp file in the target's real folder, is flushed, and is
- * renamed over the target. Missing folders are created one at a time, each checked to be a
- * real folder (`mkdir -p` would follow a link planted in the middle). The temp file is removed
- * on failure: left behind, it would itself be a stray file.
+ * Replaces (or creates) a file so readers see the old or the new content, never a mix (see
+ * {@link writeFileAtomically}: temp file in the target's real folder, flushed, renamed over
+ * it). Missing folders are created one at a time, each checked to be a real folder (`mkdir -p`
+ * would follow a link planted in the middle).
  *
  * @returns whether the file existed before
  */
@@ -111,25 +108,10 @@ export async function writeAtomically(
       "is not a regular file (a FIFO, socket or device): it is not replaced",
     );
   }
-  const temp = join(dirname(target), `${TEMP_PREFIX}${randomBytes(8).toString("hex")}`);
-  const handle = await open(
-    temp,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o644,
-  );
-  try {
-    try {
-      assertDescriptorInScope(scope, handle, path.virtual);
-      await handle.writeFile(data);
-      await handle.datasync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, target);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
+  await writeFileAtomically(target, data, {
+    tempPrefix: TEMP_PREFIX,
+    checkOpened: (handle) => assertDescriptorInScope(scope, handle, path.virtual),
+  });
   return { created: path.missing.length > 0 };
 }
 
@@ -137,7 +119,7 @@ async function makeFolder(scope: FileScope, folder: string, virtual: string): Pr
   try {
     await mkdir(folder, 0o755);
   } catch (error) {
-    if (errorCode(error) !== "EEXIST") throw error;
+    if (errnoOf(error) !== "EEXIST") throw error;
   }
   const stat = await lstat(folder);
   if (!stat.isDirectory() || !scope.landingOf(folder)) {
@@ -154,7 +136,7 @@ async function openChecked(scope: FileScope, path: HostPath, flags: number): Pro
   try {
     handle = await open(path.real, flags);
   } catch (error) {
-    const code = errorCode(error);
+    const code = errnoOf(error);
     if (code === "ELOOP") {
       throw new PathRefusal(
         PathRule.SymlinkEscape,
@@ -174,33 +156,14 @@ async function openChecked(scope: FileScope, path: HostPath, flags: number): Pro
   }
 }
 
-/** Where the kernel says an open descriptor is (Linux); undefined without `/proc`. */
-function descriptorPath(handle: FileHandle): string | undefined {
-  return PROC_FD_AVAILABLE ? `/proc/self/fd/${handle.fd}` : undefined;
-}
-
+/** Refuses a descriptor the kernel reports outside the scope's folders (see {@link openedWithin}). */
 function assertDescriptorInScope(scope: FileScope, handle: FileHandle, virtual: string): void {
-  const fdPath = descriptorPath(handle);
-  if (!fdPath) return;
-  const actual = readLink(fdPath);
-  if (actual !== undefined && !scope.landingOf(actual)) {
-    throw new PathRefusal(
-      PathRule.SymlinkEscape,
-      virtual,
-      "resolved outside the agent's folders when opened (a folder on the way was swapped for a link): it is not used",
-    );
-  }
-}
-
-/** Linux exposes each descriptor's path; elsewhere the check-to-use gap stays open. */
-const PROC_FD_AVAILABLE = existsSync("/proc/self/fd");
-
-function readLink(path: string): string | undefined {
-  try {
-    return readlinkSync(path);
-  } catch {
-    return undefined;
-  }
+  if (openedWithin(handle, (real) => scope.landingOf(real) !== undefined)) return;
+  throw new PathRefusal(
+    PathRule.SymlinkEscape,
+    virtual,
+    "resolved outside the agent's folders when opened (a folder on the way was swapped for a link): it is not used",
+  );
 }
 
 /** The error for a path that does not exist (in the caller's words, never the host's). */

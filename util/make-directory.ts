@@ -12,6 +12,7 @@
 import { mkdirSync, type Stats, statSync } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
+import { errnoOf } from "./errno.js";
 
 /** Creates folder `path` and its missing parents, like `mkdir -p`; throws the first failure. */
 export function makeDirectorySync(path: string): void {
@@ -31,7 +32,7 @@ export function makeDirectorySync(path: string): void {
       mkdirSync(folder);
     } catch (error) {
       // Another process made it meanwhile: fine, if it is a folder.
-      if (codeOf(error) !== "EEXIST" || !statSync(folder).isDirectory()) throw error;
+      if (errnoOf(error) !== "EEXIST" || !statSync(folder).isDirectory()) throw error;
     }
   }
 }
@@ -44,7 +45,7 @@ export async function makeDirectory(path: string): Promise<void> {
     try {
       stats = await stat(current);
     } catch (error) {
-      if (codeOf(error) !== "ENOENT") throw error;
+      if (errnoOf(error) !== "ENOENT") throw error;
     }
     if (stats) {
       if (!stats.isDirectory()) throw notAFolder(current);
@@ -57,7 +58,7 @@ export async function makeDirectory(path: string): Promise<void> {
     try {
       await mkdir(folder);
     } catch (error) {
-      if (codeOf(error) !== "EEXIST" || !(await stat(folder)).isDirectory()) throw error;
+      if (errnoOf(error) !== "EEXIST" || !(await stat(folder)).isDirectory()) throw error;
     }
   }
 }
@@ -67,13 +68,9 @@ function statIfExists(path: string): Stats | undefined {
   try {
     return statSync(path);
   } catch (error) {
-    if (codeOf(error) === "ENOENT") return undefined;
+    if (errnoOf(error) === "ENOENT") return undefined;
     throw error;
   }
-}
-
-function codeOf(error: unknown): unknown {
-  return (error as { code?: unknown } | null)?.code;
 }
 
 function notAFolder(path: string): NodeJS.ErrnoException {

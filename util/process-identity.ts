@@ -12,6 +12,7 @@
 
 import { readFileSync, readlinkSync } from "node:fs";
 import { hostname } from "node:os";
+import { errnoOf } from "./errno.js";
 
 /** A process running runs, as a run's row records it. */
 export interface ProcessIdentity {
@@ -59,7 +60,7 @@ export function livenessOf(
   try {
     process.kill(holder.pid, 0);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = errnoOf(error);
     if (code === "ESRCH") return "dead";
     // EPERM: the pid exists but belongs to another user; anything else tells nothing.
     if (code !== "EPERM") return "unknown";

@@ -10,6 +10,9 @@ import { parse } from "yaml";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import { SKILL_NAME_PATTERN } from "./skill-name.js";
 
+/** The file every skill must have at its top level, starting with the front matter. */
+export const SKILL_FILE = "SKILL.md";
+
 /** Longest accepted `description`, in characters (code points), after trimming. */
 export const MAX_SKILL_DESCRIPTION_LENGTH = 1024;
 

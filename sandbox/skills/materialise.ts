@@ -10,11 +10,10 @@
  * records what the scope holds so an unchanged scope costs one small read.
  */
 
-import { randomBytes } from "node:crypto";
-import { constants } from "node:fs";
-import { lstat, mkdir, open, rename, rm, writeFile } from "node:fs/promises";
+import { lstat, open, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { makeDirectory } from "../../util/make-directory.js";
+import { makeStagingFolder, OPEN_FLAGS, swapIntoPlace } from "../fs-guard.js";
 import type { SkillLibrary, SkillSummary } from "./library.js";
 
 /** The file in a skills scope that lists its skills as `[{ name, digest }]`, sorted by name. */
@@ -22,13 +21,6 @@ export const SKILLS_MANIFEST_FILE = ".manifest.json";
 
 /** A manifest this large was not written by us: rebuild instead of parsing it. */
 const MAX_MANIFEST_BYTES = 1024 * 1024;
-
-/**
- * Attempts at swapping a copy into place while concurrent calls keep swapping theirs in. Each
- * lost attempt means another call's swap succeeded (and that call is done), so n concurrent
- * calls lose at most n - 1 times; this bounds the loop, not normal use.
- */
-const MAX_SWAP_ATTEMPTS = 16;
 
 interface ManifestEntry {
   name: string;
@@ -62,8 +54,7 @@ export async function materialiseSkills(
   const parent = dirname(target);
   // Parents and all: the runtime builds these paths itself from validated ids.
   await makeDirectory(parent);
-  const staging = join(parent, `.skills-staging-${randomBytes(8).toString("hex")}`);
-  await mkdir(staging, { mode: 0o755 });
+  const staging = await makeStagingFolder(parent, ".skills-staging-");
   let swapped = false;
   try {
     const copied: ManifestEntry[] = [];
@@ -83,46 +74,24 @@ export async function materialiseSkills(
 }
 
 /**
- * Renames `staging` to `target`, moving any old `target` aside first and deleting it after.
- * Returns `false` (leaving `staging` to the caller) when a concurrent call swapped in a copy
- * whose manifest equals one of `acceptable`.
+ * Swaps `staging` in as `target` (see {@link swapIntoPlace}). Returns `false` (leaving `staging`
+ * to the caller) when a concurrent call swapped in a copy whose manifest equals one of
+ * `acceptable`: its copy is as good as ours, so there is no point in replacing it again.
  */
-async function swapIn(
+function swapIn(
   staging: string,
   target: string,
   acceptable: readonly (readonly ManifestEntry[])[],
 ): Promise<boolean> {
-  const parent = dirname(target);
-  const olds: string[] = [];
-  try {
-    for (let attempt = 1; ; attempt += 1) {
-      const old = join(parent, `.skills-old-${randomBytes(8).toString("hex")}`);
-      try {
-        await rename(target, old);
-        olds.push(old);
-      } catch (error) {
-        // No old scope yet, or a concurrent call has just moved it aside.
-        if (!hasErrno(error, "ENOENT")) throw error;
-      }
-      try {
-        await rename(staging, target);
-        return true;
-      } catch (error) {
-        // ENOTEMPTY/EEXIST: another call renamed its copy in between our two renames.
-        if (hasErrno(error, "ENOTEMPTY") || hasErrno(error, "EEXIST")) {
-          const current = await readScopeManifest(target);
-          if (acceptable.some((entries) => sameEntries(current, entries))) return false;
-          if (attempt < MAX_SWAP_ATTEMPTS) continue;
-        }
-        const last = olds.pop();
-        // Best effort: put the old scope back so a failure leaves the agent its old skills.
-        if (last !== undefined) await rename(last, target).catch(() => olds.push(last));
-        throw error;
-      }
-    }
-  } finally {
-    for (const old of olds) await rm(old, { recursive: true, force: true });
-  }
+  return swapIntoPlace(staging, target, {
+    asidePrefix: ".skills-old-",
+    whenOccupied: async (moment) => {
+      // An old scope is always replaced; only a copy that raced ours in may be kept.
+      if (moment === "found") return "replace";
+      const current = await readScopeManifest(target);
+      return acceptable.some((entries) => sameEntries(current, entries)) ? "yield" : "replace";
+    },
+  });
 }
 
 /**
@@ -133,10 +102,7 @@ async function swapIn(
 async function readScopeManifest(target: string): Promise<ManifestEntry[] | undefined> {
   try {
     if (!(await lstat(target)).isDirectory()) return undefined;
-    const handle = await open(
-      join(target, SKILLS_MANIFEST_FILE),
-      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-    );
+    const handle = await open(join(target, SKILLS_MANIFEST_FILE), OPEN_FLAGS.readFile);
     let text: string;
     try {
       const stats = await handle.stat();
@@ -178,8 +144,4 @@ function sameEntries(
     a.length === b.length &&
     a.every((entry, index) => entry.name === b[index]?.name && entry.digest === b[index]?.digest)
   );
-}
-
-function hasErrno(error: unknown, code: string): boolean {
-  return typeof error === "object" && error !== null && "code" in error && error.code === code;
 }

@@ -1,8 +1,8 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
 import { SubagentGraphError } from "../../errors.js";
+import { errnoOf } from "../../util/errno.js";
 import type { SandboxLayout } from "../layout.js";
-import { errorCode } from "../policy.js";
 import { scopeIdsOf } from "../run-scope.js";
 import { FileScope } from "../scope.js";
 
@@ -70,7 +70,7 @@ function scrub(text: string, scope: FileScope | undefined, layout: SandboxLayout
 }
 
 function describeFailure(error: unknown): string {
-  const code = errorCode(error);
+  const code = errnoOf(error);
   if (code && SYSTEM_ERRORS[code]) return `${SYSTEM_ERRORS[code]} (${code})`;
   return error instanceof Error ? error.message : String(error);
 }

@@ -5,8 +5,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../errors.js";
 import { parseSkillManifest } from "../../sandbox/skills/front-matter.js";
-import { SKILL_LIMITS, SkillLibrary } from "../../sandbox/skills/library.js";
+import { SkillLibrary } from "../../sandbox/skills/library.js";
 import { materialiseSkills, SKILLS_MANIFEST_FILE } from "../../sandbox/skills/materialise.js";
+import { SKILL_LIMITS } from "../../sandbox/skills/skill-limits.js";
 import { assertSkillName } from "../../sandbox/skills/skill-name.js";
 import { expectFailure } from "../agents/helpers.js";
 
