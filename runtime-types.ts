@@ -3,30 +3,43 @@
  * (implemented by `createRuntime` in `runtime.ts`, which re-exports these types).
  */
 
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { BaseMessage } from "@langchain/core/messages";
-import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import type { ProcessSettings } from "./agents/limits.js";
+import type { Catalog } from "./agents/catalog.js";
 import type { AgentRecord } from "./agents/schema.js";
 import type { AgentGraph } from "./backends/registry.js";
-import type { SubagentRun } from "./middleware/subagent-runs.js";
+import type { AgentPartsOptions } from "./graphs/agent-parts.js";
 import type { RecordedRequest } from "./models/model-request.js";
-import type { GraphStreamChunk, RunEvent, RunResult } from "./runs/events.js";
+import type { RunEvent, RunResult } from "./runs/events.js";
+import type { FilesApi } from "./runs/files-api.js";
+import type { GraphStreamMode, RawRunItem } from "./runs/run-api.js";
 import type { RunInfo } from "./runs/run-info.js";
+import type { RunRequest } from "./runs/run-lifecycle.js";
 import type { ThreadsApi } from "./runs/thread-api.js";
+import type { ChildThreadView } from "./runs/thread-history.js";
 import type { ThreadCheckpoint } from "./runs/thread-state.js";
-import type { FileToolLimits } from "./sandbox/limits.js";
 import type { SkillInstallOptions, SkillSummary } from "./sandbox/skills/library.js";
-import type { ThreadFileEntry } from "./sandbox/thread-files.js";
 import type { Database } from "./store/database.js";
 import type { StoredRunStatus } from "./store/runs.js";
 import type { UserRepository } from "./store/users.js";
-import type { McpServerConfig } from "./tools/mcp/config.js";
 import type { McpServerInfo } from "./tools/mcp/manager.js";
 
+export type { Catalog } from "./agents/catalog.js";
+export type { FilesApi } from "./runs/files-api.js";
+export type { GraphStreamMode, RawRunItem } from "./runs/run-api.js";
+export type { RunRequest } from "./runs/run-lifecycle.js";
+export type { ChildThreadView } from "./runs/thread-history.js";
+
+/**
+ * Users and their API tokens, as the runtime hands them out (every call refused once it is
+ * closed).
+ */
+export type UsersApi = Pick<
+  UserRepository,
+  "add" | "ensure" | "get" | "list" | "issueToken" | "authenticate" | "listTokens" | "revokeToken"
+>;
+
 /** Options of {@link createRuntime}. Every field is optional: the defaults run offline. */
-export interface RuntimeOptions {
+export interface RuntimeOptions extends AgentPartsOptions {
   /** Folder for the SQLite files (agents, checkpoints). Default `./data`. */
   dataDir?: string;
   /**
@@ -42,39 +55,10 @@ export interface RuntimeOptions {
    * unless `checkpointer` says otherwise, for the checkpoints too), else `<dataDir>/agents.sqlite`.
    */
   database?: string | Database;
-  /** Extra models by spec, e.g. `{ "scripted:main": model }`, usable in `context.model`. */
-  models?: Record<string, BaseChatModel>;
-  /**
-   * A model to use instead of the one an agent's config names, per agent (e.g. a `ReplayModel`
-   * serving a recorded thread back); return undefined to keep the configured one.
-   */
-  modelFor?: (agent: AgentRecord) => BaseChatModel | undefined;
-  /** Extra tools, registered beside the built-in ones. */
-  tools?: StructuredToolInterface[];
-  /**
-   * MCP servers by name (`^[a-z0-9][a-z0-9-]{0,30}$`): `{ command, args?, env?, cwd? }` for a
-   * local process over stdio, or `{ url, headers? }` for Streamable HTTP. Wins over the file
-   * `SUBAGENT_GRAPH_MCP` names, else `<dataDir>/mcp.json` (`{ "servers": { … } }`), read once
-   * here. Agents get their tools as `mcp_<server>_<tool>` through `context.mcp_servers`.
-   */
-  mcpServers?: Record<string, McpServerConfig>;
   /** Environment for model keys and limit defaults. Default `process.env`, read on each use. */
   env?: NodeJS.ProcessEnv;
-  /**
-   * Process-wide setting overrides (limits, `enabled`); a function is called again on every
-   * dispatch. They override the environment and the settings file (`SUBAGENT_GRAPH_SETTINGS`,
-   * default `<dataDir>/settings.json`), which are also read on every dispatch.
-   */
-  limits?: Partial<ProcessSettings> | (() => Partial<ProcessSettings>);
   /** Where warnings go (dropped subagents, ignored settings). Default `console.warn`. */
   warn?: (message: string) => void;
-  /**
-   * Registers the sandboxed file tools (`ls`, `read_file`, `write_file`, `edit_file`, `glob`,
-   * `grep`). Default true.
-   */
-  fileTools?: boolean;
-  /** Bounds of the file tools (read/write sizes, result caps, search time). */
-  fileToolLimits?: Partial<FileToolLimits>;
   /** Largest upload {@link FilesApi.upload} accepts. Default 50 MiB. */
   maxUploadBytes?: number;
   /**
@@ -83,58 +67,6 @@ export interface RuntimeOptions {
    * Default `SUBAGENT_THREAD_LEASE_MS`, else 30 s.
    */
   threadLeaseMs?: number;
-  /**
-   * Note what every model call is sent (system prompt, subagents listed, tools, input
-   * messages), so `recordThread` can record a thread for a replay test that fails when any of
-   * it changes. Kept in memory for the life of the runtime: switch it on in a recording script
-   * or test, not in a server. Default false.
-   */
-  recordModelRequests?: boolean;
-}
-
-/** Arguments of {@link Runtime.run} and {@link Runtime.stream}. */
-export interface RunRequest {
-  /** The acting user: only their agents and threads (and what is shared with them) are reachable. */
-  uid: string;
-  /** Agent id or slug; default: the user's default agent. */
-  agent?: string;
-  /** Thread to continue; default: a new thread. */
-  threadId?: string;
-  /**
-   * The user's message. Leave it out to run what the thread (or `checkpointId`) has next: a
-   * run that stopped mid-way (a crash) resumes, a replay re-executes from that checkpoint.
-   */
-  input?: string;
-  /**
-   * Replay/branch from this checkpoint of the thread instead of its latest one (see
-   * {@link Runtime.history}); the run writes a new branch, the old checkpoints stay readable.
-   */
-  checkpointId?: string;
-  /** Cancels the run (and every running subagent) when aborted. */
-  signal?: AbortSignal;
-  /** The run's id (default a new UUID); the HTTP layer picks it to announce it first. */
-  runId?: string;
-  /** Kept on the run's record (see {@link Runtime.runInfo}) for whoever lists the runs. */
-  metadata?: Record<string, unknown>;
-}
-
-/** LangGraph stream modes {@link Runtime.streamChunks} passes through. */
-export type GraphStreamMode = "values" | "updates" | "messages" | "custom";
-
-/** What {@link Runtime.streamChunks} yields: a start, LangGraph's own chunks, then the result. */
-export type RawRunItem =
-  | { kind: "started"; runId: string; threadId: string; agentId: string; agentSlug: string }
-  | { kind: "chunk"; chunk: GraphStreamChunk }
-  | { kind: "finished"; result: RunResult };
-
-/** A subagent's thread as seen through its parent. */
-export interface ChildThreadView {
-  threadId: string;
-  parentThreadId: string;
-  subagentType: string;
-  /** The parent's record of the call that made this child. */
-  run: SubagentRun;
-  messages: BaseMessage[];
 }
 
 /** Agent management, every call on behalf of `uid`. */
@@ -151,29 +83,6 @@ export interface AgentsApi {
   /** `detach`: also remove a subagent from its owner's main agents' lists (else `AGENT_IN_USE`). */
   delete(uid: string, id: string, options?: { detach?: boolean }): Promise<void>;
   getDefault(uid: string): Promise<AgentRecord | undefined>;
-}
-
-/** A thread's files, every call on behalf of `uid` (who must own the thread). */
-export interface FilesApi {
-  /**
-   * Adds a file to the thread's uploads (`/home/gem/user-data/uploads/<name>`), where its
-   * agents and their subagents can read it. A new thread id is claimed for `uid` (with
-   * `options.agent`, default the user's default agent), as a run would.
-   */
-  upload(
-    uid: string,
-    threadId: string,
-    name: string,
-    content: string | Uint8Array,
-    options?: { agent?: string },
-  ): Promise<ThreadFileEntry>;
-  /**
-   * Files under a folder of the thread (default its outputs, where agents and their subagents
-   * put results), with sizes and modification times.
-   */
-  list(uid: string, threadId: string, folder?: string): Promise<ThreadFileEntry[]>;
-  /** A file of the thread (outputs, uploads or the user's workspace) by virtual path. */
-  read(uid: string, threadId: string, path: string): Promise<Buffer>;
 }
 
 /** The skill library (process-wide: every agent may list any installed skill). */
@@ -201,20 +110,6 @@ export interface McpApi {
   list(options?: { connect?: boolean }): Promise<McpServerInfo[]>;
 }
 
-/** What agents can be configured with, for forms and clients (`GET /api/catalog`). */
-export interface Catalog {
-  /** Model specs an agent's `context.model` can name without a custom one (`openai:<name>` too). */
-  models: string[];
-  /** The spec used when an agent sets no model. */
-  defaultModel: string;
-  /** Registered tools (`context.tools`). */
-  tools: { name: string; description: string }[];
-  /** Installed skills (`context.skills`). */
-  skills: { name: string; description: string }[];
-  /** Defined MCP servers (`context.mcp_servers`), not connected for this. */
-  mcpServers: string[];
-}
-
 /** The library entry point: agents, runs and threads over one store and one saver. */
 export interface Runtime {
   /** Models, tools, skills and MCP servers agents can be configured with. */
@@ -227,7 +122,7 @@ export interface Runtime {
   /** MCP servers agents can be given (`context.mcp_servers`). */
   mcp: McpApi;
   /** Users and their API tokens (for the HTTP server and the CLI). */
-  users: UserRepository;
+  users: UsersApi;
   /** Runs the agent on the thread until it answers. */
   run(request: RunRequest): Promise<RunResult>;
   /** Same as {@link run}, yielding events as they happen; the last is `run_finished`. */
@@ -258,13 +153,11 @@ export interface Runtime {
   childThread(uid: string, childThreadId: string): Promise<ChildThreadView>;
   /** A child thread's checkpoints, newest first (same permission as {@link childThread}). */
   childHistory(uid: string, childThreadId: string): Promise<ThreadCheckpoint[]>;
-  /** Aborts a running run of `uid` in this process; false when no such run is active here. */
-  cancel(uid: string, runId: string): boolean;
   /**
-   * Stops a running run of `uid` whichever process runs it (this one at once, another at its
-   * next heartbeat); false when no such run is running.
+   * Stops a running run of `uid` whichever process runs it (this one at once, with every
+   * running subagent; another at its next heartbeat); false when `uid` has no such run running.
    */
-  requestCancel(uid: string, runId: string): Promise<boolean>;
+  cancel(uid: string, runId: string): Promise<boolean>;
   /**
    * A run's record, whichever process ran it: its thread, agent, status and the subagent
    * records it made (whatever its end). A run whose process stopped before it finished reads

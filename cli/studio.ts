@@ -22,7 +22,7 @@ export interface StudioOptions {
  * The `studio` command (`npm run studio`): the official LangGraph dev server on `langgraph.json`,
  * offline (no LangSmith key, no tracing, no browser), with the graphs reading agents from the
  * data dir (`--data`). The run context defaults to the `demo` user's default agent in the graph
- * itself (`graphs/studio.ts`), as it does under a plain `npx @langchain/langgraph-cli dev`. Open
+ * itself (`studio.ts`), as it does under a plain `npx @langchain/langgraph-cli dev`. Open
  * the printed Studio URL, or point `@langchain/langgraph-sdk` at it. Ends when the server does
  * (Ctrl-C stops it).
  */

@@ -6,7 +6,7 @@ import {
   type RecordedCall,
   type ThreadRecording,
 } from "../models/recording-format.js";
-import type { ChildThreadView } from "../runtime.js";
+import type { ChildThreadView } from "./thread-history.js";
 import { messageText } from "../util/message-text.js";
 import type { ThreadCheckpoint } from "./thread-state.js";
 

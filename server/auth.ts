@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { UserRepository } from "../store/users.js";
-import { sendError } from "./http-errors.js";
+import type { UsersApi } from "../runtime-types.js";
+import { ErrorCode } from "../errors.js";
+import { sendCode } from "./http-errors.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -31,7 +32,7 @@ export function tokenOf(request: FastifyRequest): string | undefined {
  * `isPublicPath` adds paths that need no token (the web console's files).
  */
 export function authHook(
-  users: UserRepository,
+  users: Pick<UsersApi, "authenticate">,
   isPublicPath: (path: string) => boolean = () => false,
 ) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
@@ -41,10 +42,9 @@ export function authHook(
     const token = tokenOf(request);
     const uid = token ? await users.authenticate(token) : undefined;
     if (!uid) {
-      return sendError(
+      return sendCode(
         reply,
-        401,
-        "UNAUTHORIZED",
+        ErrorCode.Unauthorized,
         token
           ? "the token is unknown or revoked: issue a new one with `tokens issue <uid>`"
           : "no token: send Authorization: Bearer <token> or x-api-key: <token>",

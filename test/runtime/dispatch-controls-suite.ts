@@ -377,8 +377,8 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
             if (event.type === "subagent_finished" && event.run.subagent_type === "quick") {
               // Cancel only once the slow child is inside its model call.
               await until(() => slow.calls.length > 0);
-              expect(runtime.cancel("bob", runId)).toBe(false);
-              expect(runtime.cancel("alice", runId)).toBe(true);
+              expect(await runtime.cancel("bob", runId)).toBe(false);
+              expect(await runtime.cancel("alice", runId)).toBe(true);
             }
           }
         };

@@ -1,0 +1,134 @@
+import type { RunRepository, StoredRunStatus } from "../store/runs.js";
+import type { AbandonedRuns } from "./abandoned-runs.js";
+import { type GraphStreamChunk, type RunEvent, type RunResult, translateChunk } from "./events.js";
+import { type RunInfo, runInfoOf } from "./run-info.js";
+import type { RunLifecycle, RunRequest } from "./run-lifecycle.js";
+import type { RunningRuns } from "./running-runs.js";
+
+/** LangGraph stream modes `Runtime.streamChunks` passes through. */
+export type GraphStreamMode = "values" | "updates" | "messages" | "custom";
+
+/** What `Runtime.streamChunks` yields: a start, LangGraph's own chunks, then the result. */
+export type RawRunItem =
+  | { kind: "started"; runId: string; threadId: string; agentId: string; agentSlug: string }
+  | { kind: "chunk"; chunk: GraphStreamChunk }
+  | { kind: "finished"; result: RunResult };
+
+/** Running, streaming, cancelling and reading runs (the runtime's members of the same names). */
+export interface RunApi {
+  run(request: RunRequest): Promise<RunResult>;
+  stream(request: RunRequest): AsyncGenerator<RunEvent>;
+  streamChunks(
+    request: RunRequest,
+    streamMode: readonly GraphStreamMode[],
+  ): AsyncGenerator<RawRunItem>;
+  cancel(uid: string, runId: string): Promise<boolean>;
+  runInfo(uid: string, runId: string): Promise<RunInfo | undefined>;
+  listRuns(
+    uid: string,
+    threadId: string,
+    options?: { status?: StoredRunStatus; limit?: number; offset?: number },
+  ): Promise<RunInfo[]>;
+}
+
+/** What the run API needs from the runtime. */
+export interface RunApiDeps {
+  /** Throws once the runtime is closed. */
+  ensureOpen(): void;
+  lifecycle: RunLifecycle;
+  running: RunningRuns;
+  runRows: RunRepository;
+  /** Settles the rows of runs whose process stopped before reading them. */
+  abandoned: AbandonedRuns;
+  /** Throws `NOT_FOUND` unless `uid` owns the thread. */
+  checkThread(uid: string, threadId: string): Promise<unknown>;
+}
+
+/**
+ * The run entry points over one {@link RunLifecycle}: every one prepares, executes, finishes or
+ * fails, and releases the run, whatever way its caller consumes it.
+ */
+export function createRunApi(deps: RunApiDeps): RunApi {
+  const { ensureOpen, lifecycle, running, runRows, abandoned, checkThread } = deps;
+
+  async function* streamChunks(
+    request: RunRequest,
+    streamMode: readonly GraphStreamMode[],
+  ): AsyncGenerator<RawRunItem> {
+    const prepared = await lifecycle.prepare(request);
+    try {
+      yield {
+        kind: "started",
+        runId: prepared.runId,
+        threadId: prepared.threadId,
+        agentId: prepared.record.id,
+        agentSlug: prepared.record.slug,
+      };
+      for await (const chunk of lifecycle.chunks(prepared, streamMode))
+        yield { kind: "chunk", chunk };
+      yield { kind: "finished", result: await lifecycle.finish(prepared) };
+    } catch (error) {
+      throw await lifecycle.failure(prepared, error);
+    } finally {
+      await prepared.release(prepared.outcome.status);
+    }
+  }
+
+  return {
+    async run(request) {
+      const prepared = await lifecycle.prepare(request);
+      try {
+        await prepared.graph.invoke(prepared.input, prepared.config);
+        return await lifecycle.finish(prepared);
+      } catch (error) {
+        throw await lifecycle.failure(prepared, error);
+      } finally {
+        await prepared.release(prepared.outcome.status);
+      }
+    },
+
+    async *stream(request) {
+      // The same run as streamChunks, its chunks turned into events.
+      let threadId = "";
+      for await (const item of streamChunks(request, ["updates", "messages", "custom"])) {
+        if (item.kind === "started") {
+          threadId = item.threadId;
+          yield {
+            type: "run_started",
+            runId: item.runId,
+            threadId: item.threadId,
+            agent: item.agentSlug,
+          };
+        } else if (item.kind === "chunk") {
+          yield* translateChunk(threadId, item.chunk);
+        } else {
+          yield { type: "run_finished", result: item.result };
+        }
+      }
+    },
+
+    streamChunks,
+
+    async cancel(uid, runId) {
+      ensureOpen();
+      // A run of this process stops at once; one elsewhere at its next heartbeat, when its
+      // process reads the request from its row.
+      return running.cancel(uid, runId) || runRows.requestCancel(uid, runId);
+    },
+
+    async runInfo(uid, runId) {
+      ensureOpen();
+      const row = await runRows.get(uid, runId);
+      // A row left running by a stopped process is recorded interrupted before it is shown.
+      return row ? runInfoOf(await abandoned.settle(row)) : undefined;
+    },
+
+    async listRuns(uid, threadId, listOptions = {}) {
+      await checkThread(uid, threadId);
+      // Rows left running by a stopped process are recorded interrupted first, so the status
+      // filter and the pages see them as they truly stand.
+      for (const row of await runRows.running(threadId)) await abandoned.settle(row);
+      return (await runRows.listForThread(uid, threadId, listOptions)).map(runInfoOf);
+    },
+  };
+}

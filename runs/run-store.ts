@@ -1,0 +1,73 @@
+import { randomUUID } from "node:crypto";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { SandboxLayout } from "../sandbox/layout.js";
+import type { Database } from "../store/database.js";
+import { RunRepository } from "../store/runs.js";
+import { ThreadRepository } from "../store/threads.js";
+import { currentProcess, type ProcessIdentity } from "../util/process-identity.js";
+import { AbandonedRuns } from "./abandoned-runs.js";
+import { RunningRuns } from "./running-runs.js";
+import { ThreadDeleter } from "./thread-delete.js";
+
+/** What runs and threads are kept in: their rows, this process's runs, the recovery of others'. */
+export interface RunStore {
+  threads: ThreadRepository;
+  runRows: RunRepository;
+  /** Settles runs whose process stopped; takes threads for runs. */
+  abandoned: AbandonedRuns;
+  /** The runs of this process and the threads they hold. */
+  running: RunningRuns;
+  deleter: ThreadDeleter;
+  /** This process, as the rows of its runs name it. */
+  runner: ProcessIdentity;
+  /** How long a run's hold on its thread lasts without renewal, in ms. */
+  threadLeaseMs: number;
+}
+
+/** Where the run store is opened. */
+export interface RunStoreOptions {
+  database: Database;
+  saver: BaseCheckpointSaver;
+  layout: SandboxLayout;
+  env: NodeJS.ProcessEnv;
+  /** The runtime's `threadLeaseMs` option; default `SUBAGENT_THREAD_LEASE_MS`, else 30 s. */
+  threadLeaseMs: number | undefined;
+  /** A runtime hosting graphs for another server runs nothing, so it recovers nothing either. */
+  hosted: boolean;
+  warn(message: string): void;
+}
+
+/**
+ * Opens the run store. Unless hosted, what a stopped process left is recovered first: its runs
+ * still `running` are recorded interrupted and their threads freed (the embedded default after a
+ * crash: that process was this data dir's last user), and thread deletions it left half-done are
+ * finished (see `runs/abandoned-runs.ts` and `runs/thread-delete.ts`).
+ */
+export async function openRunStore(options: RunStoreOptions): Promise<RunStore> {
+  const { database, saver, layout, env, warn } = options;
+  const threads = new ThreadRepository(database.db);
+  const runRows = new RunRepository(database.db);
+  const threadLeaseMs =
+    options.threadLeaseMs ?? (Number(env.SUBAGENT_THREAD_LEASE_MS?.trim()) || 30_000);
+  const runner = currentProcess(randomUUID());
+  const abandoned = new AbandonedRuns({
+    runs: runRows,
+    saver,
+    self: runner,
+    leaseMs: threadLeaseMs,
+    warn,
+  });
+  if (!options.hosted) await abandoned.sweep();
+  const running = new RunningRuns();
+  const deleter = new ThreadDeleter({
+    threads,
+    runs: runRows,
+    abandoned,
+    saver,
+    layout,
+    isBusy: (threadId) => running.isBusy(threadId),
+    warn,
+  });
+  if (!options.hosted) await deleter.sweep();
+  return { threads, runRows, abandoned, running, deleter, runner, threadLeaseMs };
+}

@@ -1,0 +1,92 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { parseChildThreadId } from "../checkpoints/child-thread-id.js";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
+import type { SubagentRun } from "../middleware/subagent-runs.js";
+import type { ThreadRepository } from "../store/threads.js";
+import { readHistory, readThreadState, type ThreadCheckpoint } from "./thread-state.js";
+
+/** A subagent's thread as seen through its parent. */
+export interface ChildThreadView {
+  threadId: string;
+  parentThreadId: string;
+  subagentType: string;
+  /** The parent's record of the call that made this child. */
+  run: SubagentRun;
+  messages: BaseMessage[];
+}
+
+/** Checkpoint reads of a user's threads and of the child threads their runs made. */
+export interface ThreadHistoryApi {
+  /** The thread's checkpoints, newest first, each with its messages and subagent runs. */
+  history(uid: string, threadId: string): Promise<ThreadCheckpoint[]>;
+  /** A child thread's messages, only if its parent thread is the caller's and records it. */
+  childThread(uid: string, childThreadId: string): Promise<ChildThreadView>;
+  /** A child thread's checkpoints, newest first (same permission as `childThread`). */
+  childHistory(uid: string, childThreadId: string): Promise<ThreadCheckpoint[]>;
+}
+
+/** What the reads need from the runtime. */
+export interface ThreadHistoryDeps {
+  /** Throws once the runtime is closed. */
+  ensureOpen(): void;
+  threads: ThreadRepository;
+  saver: BaseCheckpointSaver;
+  /** Throws `NOT_FOUND` unless `uid` owns the thread. */
+  checkThread(uid: string, threadId: string): Promise<unknown>;
+}
+
+/**
+ * Reads of main and child threads. A child thread has no owner of its own: `uid` may read it
+ * when its parent thread (named in its id) is theirs and records it.
+ */
+export function createThreadHistoryApi(deps: ThreadHistoryDeps): ThreadHistoryApi {
+  const { ensureOpen, threads, saver, checkThread } = deps;
+
+  /**
+   * The child thread's id parts and its parent's record of it (in the latest checkpoint, or an
+   * older one for a child left behind by a later fork or replay).
+   */
+  async function recordedChild(uid: string, childThreadId: string) {
+    ensureOpen();
+    const parts = parseChildThreadId(childThreadId);
+    const notFound = new SubagentGraphError(
+      ErrorCode.NotFound,
+      `child thread "${childThreadId}" not found: pass a child_thread_id from one of your threads' subagent_runs`,
+      { field: "childThreadId" },
+    );
+    if (!parts || !(await threads.get(uid, parts.parentThreadId))) throw notFound;
+    const recordsChild = (runs: SubagentRun[]) =>
+      runs.find((record) => record.child_thread_id === childThreadId);
+    const run =
+      recordsChild((await readThreadState(saver, parts.parentThreadId)).subagentRuns) ??
+      recordsChild((await readHistory(saver, parts.parentThreadId)).flatMap((c) => c.subagentRuns));
+    if (!run) throw notFound;
+    return { parts, run };
+  }
+
+  return {
+    async history(uid, threadId) {
+      ensureOpen();
+      await checkThread(uid, threadId);
+      return readHistory(saver, threadId);
+    },
+
+    async childThread(uid, childThreadId) {
+      const { parts, run } = await recordedChild(uid, childThreadId);
+      const state = await readThreadState(saver, childThreadId);
+      return {
+        threadId: childThreadId,
+        parentThreadId: parts.parentThreadId,
+        subagentType: parts.slug,
+        run,
+        messages: state.messages,
+      };
+    },
+
+    async childHistory(uid, childThreadId) {
+      await recordedChild(uid, childThreadId);
+      return readHistory(saver, childThreadId);
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { join } from "node:path";
+import { borrowSaver, type ManagedSaver, openSaver } from "../checkpoints/savers.js";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { prepareDataDir } from "./data-dir.js";
+import { type Database, openDatabase } from "./database.js";
+
+/** Where a runtime keeps agents and checkpoints (the storage options of `createRuntime`). */
+export interface StorageOptions {
+  /** The data folder, resolved. */
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+  /** A SQLite path, `":memory:"`, a `postgres://` URL or an open database the caller owns. */
+  database?: string | Database;
+  checkpointer?: "sqlite" | "memory" | "postgres" | "host" | BaseCheckpointSaver;
+}
+
+/** The opened store and saver; `close` closes what was opened here, not what was lent. */
+export interface Storage {
+  database: Database;
+  saver: BaseCheckpointSaver;
+  /** Graphs are hosted by a server that brings its own saver (`checkpointer: "host"`). */
+  hosted: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the agent store and the checkpoint saver the options name: `DATABASE_URL` when set
+ * (PostgreSQL for both unless `checkpointer` says otherwise), else SQLite files in the data
+ * folder. Nothing stays open when either fails.
+ */
+export async function openStorage(options: StorageOptions): Promise<Storage> {
+  const { dataDir, env } = options;
+  const ownsDatabase = typeof options.database !== "object";
+  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  // SQLite files go into the data folder (the agent store unless a database is named, the
+  // checkpoints with the sqlite saver): a folder that cannot be made or written fails here, with
+  // one error naming it. A runtime that keeps nothing there makes it only when a file is written.
+  const kind = options.checkpointer ?? (databaseUrl ? "postgres" : "sqlite");
+  if ((options.database === undefined && databaseUrl === undefined) || kind === "sqlite") {
+    prepareDataDir(dataDir);
+  }
+  const database =
+    typeof options.database === "object"
+      ? options.database
+      : await openDatabase(options.database ?? databaseUrl ?? join(dataDir, "agents.sqlite"));
+  // A hosted runtime never runs a graph itself; its saver only backs the read APIs (empty).
+  let saver: ManagedSaver;
+  try {
+    saver =
+      typeof kind === "object"
+        ? borrowSaver(kind)
+        : kind === "postgres"
+          ? await openSaver("postgres", postgresTarget(databaseUrl, options.database))
+          : openSaver(kind === "host" ? "memory" : kind, join(dataDir, "checkpoints.sqlite"));
+  } catch (error) {
+    if (ownsDatabase) await database.close();
+    throw error;
+  }
+  return {
+    database,
+    saver: saver.saver,
+    hosted: kind === "host",
+    async close() {
+      try {
+        await saver.close();
+      } finally {
+        if (ownsDatabase) await database.close();
+      }
+    },
+  };
+}
+
+/** Where Postgres checkpoints go: `DATABASE_URL`, else the store's own `postgres://` URL. */
+function postgresTarget(
+  databaseUrl: string | undefined,
+  store: StorageOptions["database"],
+): string {
+  const url =
+    databaseUrl ??
+    (typeof store === "string" && /^postgres(ql)?:\/\//.test(store) ? store : undefined);
+  if (!url) {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      'checkpointer "postgres" needs a PostgreSQL URL: set DATABASE_URL or pass database: "postgres://…"',
+      { field: "checkpointer" },
+    );
+  }
+  return url;
+}
