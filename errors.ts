@@ -51,7 +51,7 @@ export const ErrorCode = {
   UnknownSkill: "UNKNOWN_SKILL",
   /** A skill folder is malformed (no SKILL.md, bad front matter, links, too large). */
   InvalidSkill: "INVALID_SKILL",
-  /** A file or payload is larger than the limit that applies to it. */
+  /** A file, message or request body is larger than the limit that applies to it. */
   TooLarge: "TOO_LARGE",
   /** A subagent cannot be deleted while main agents list it (unless detached). */
   AgentInUse: "AGENT_IN_USE",
@@ -85,6 +85,21 @@ export const ErrorCode = {
   McpUnavailable: "MCP_SERVER_UNAVAILABLE",
   /** The data folder cannot be created or written (the message names the folder and why). */
   DataDirUnusable: "DATA_DIR_UNUSABLE",
+  /**
+   * A stored checkpoint cannot be continued by this saver (a channel version it did not write,
+   * e.g. from another saver sharing the database); the message names the value and the fix.
+   */
+  CheckpointIncompatible: "CHECKPOINT_INCOMPATIBLE",
+  /** The web console cannot be built or served (no sources, no Vite, or no build in the folder). */
+  ConsoleUnavailable: "CONSOLE_UNAVAILABLE",
+  /** An HTTP request body is not valid JSON (or is empty where JSON is required). */
+  MalformedJson: "MALFORMED_JSON",
+  /** An HTTP request body has a content type the endpoint does not read. */
+  UnsupportedMediaType: "UNSUPPORTED_MEDIA_TYPE",
+  /** An HTTP request has no token, or one that is unknown or revoked. */
+  Unauthorized: "UNAUTHORIZED",
+  /** An HTTP request the server cannot read otherwise (the HTTP layer's message says why). */
+  BadRequest: "BAD_REQUEST",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -2,6 +2,7 @@ import { randomInt } from "node:crypto";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { withSchemaLock } from "../store/schema-lock.js";
 
 /** Digits of the counter part of a version (as the Python saver: `f"{counter:032}"`). */
@@ -37,22 +38,30 @@ export function nextForkSafeVersion(current: string | number | undefined): strin
   let counter: bigint;
   if (current === undefined) counter = 0n;
   else if (typeof current === "number") {
-    if (!Number.isSafeInteger(current) || current < 0) {
-      throw new Error(`ForkSafePostgresSaver: unexpected channel version ${current}`);
-    }
+    if (!Number.isSafeInteger(current) || current < 0) throw foreignVersion(String(current));
     counter = BigInt(current);
   } else {
     const match = VERSION_PATTERN.exec(current);
-    if (match?.[1] === undefined) {
-      throw new Error(`ForkSafePostgresSaver: unexpected channel version "${current}"`);
-    }
+    if (match?.[1] === undefined) throw foreignVersion(`"${current}"`);
     counter = BigInt(match[1]);
   }
   const next = (counter + 1n).toString();
   if (next.length > COUNTER_DIGITS) {
-    throw new Error("ForkSafePostgresSaver: channel version counter overflow");
+    // 10^32 writes to one channel: unreachable unless a stored version was tampered with.
+    throw new SubagentGraphError(
+      ErrorCode.Internal,
+      `ForkSafePostgresSaver: channel version counter overflow after ${String(current)}`,
+    );
   }
   return `${next.padStart(COUNTER_DIGITS, "0")}.${randomDigits()}`;
+}
+
+/** A stored channel version neither this saver nor the stock one (1, 2, 3…) writes. */
+function foreignVersion(shown: string): SubagentGraphError {
+  return new SubagentGraphError(
+    ErrorCode.CheckpointIncompatible,
+    `ForkSafePostgresSaver: unexpected channel version ${shown} in a stored checkpoint (this saver writes "<32-digit counter>.<16 digits>", the stock saver 1, 2, 3…): another writer shares the checkpoint tables; give this saver a database or schema of its own`,
+  );
 }
 
 /** Pool settings of {@link ForkSafePostgresSaver.open}. */

@@ -1,3 +1,4 @@
+import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { RunResult } from "../runs/events.js";
 import type { RunRequest } from "../runtime.js";
 import type { CliContext } from "./context.js";
@@ -50,7 +51,11 @@ export async function streamAnswer(
       if (signal.aborted) return { kind: "cancelled", threadId };
       throw error;
     }
-    throw new Error("the run's event stream ended without a run_finished event");
+    // The runtime's stream ends with run_finished or throws: anything else is our bug.
+    throw new SubagentGraphError(
+      ErrorCode.Internal,
+      "the run's event stream ended without a run_finished event",
+    );
   };
 
   try {

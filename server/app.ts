@@ -7,10 +7,11 @@ import {
   serializerCompiler,
   validatorCompiler,
 } from "fastify-type-provider-zod";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { Runtime } from "../runtime.js";
 import { authHook } from "./auth.js";
 import { hasBuiltConsole, isConsolePath, registerConsole } from "./console.js";
-import { handleError, sendError } from "./http-errors.js";
+import { handleError, sendCode } from "./http-errors.js";
 import { registerJsonBodyParser } from "./json-body.js";
 import { agentRoutes } from "./routes/agents.js";
 import { assistantRoutes } from "./routes/assistants.js";
@@ -72,7 +73,7 @@ export async function createServer(
   app.setErrorHandler(handleError);
   registerJsonBodyParser(app);
   app.setNotFoundHandler((request, reply) =>
-    sendError(reply, 404, "NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`),
+    sendCode(reply, ErrorCode.NotFound, `no route ${request.method} ${request.url.split("?")[0]}`),
   );
 
   await app.register(cors, {
@@ -101,8 +102,10 @@ export async function createServer(
   });
   const consoleDir = options.consoleDir;
   if (consoleDir !== undefined && !hasBuiltConsole(consoleDir)) {
-    throw new Error(
+    throw new SubagentGraphError(
+      ErrorCode.ConsoleUnavailable,
       `consoleDir "${consoleDir}" has no index.html: build the console first (\`npm run build\`)`,
+      { field: "consoleDir" },
     );
   }
   app.addHook("onRequest", authHook(runtime.users, consoleDir ? isConsolePath : undefined));

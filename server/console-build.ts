@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { packageRoot } from "../util/package-root.js";
 
 /**
@@ -22,7 +23,8 @@ export const CONSOLE_DIST_DIR = join(CONSOLE_SOURCE_DIR, "dist");
  */
 export async function buildConsole(outDir: string = CONSOLE_DIST_DIR): Promise<void> {
   if (!existsSync(join(CONSOLE_SOURCE_DIR, "index.html"))) {
-    throw new Error(
+    throw new SubagentGraphError(
+      ErrorCode.ConsoleUnavailable,
       `cannot build the web console: its sources are not here (${CONSOLE_SOURCE_DIR} has no index.html; an installed package ships only the build, web/dist). Reinstall the package, or build from a clone of the repository with \`npm run build\``,
     );
   }
@@ -30,8 +32,10 @@ export async function buildConsole(outDir: string = CONSOLE_DIST_DIR): Promise<v
   try {
     vite = await import("vite");
   } catch (error) {
-    throw new Error(
+    throw new SubagentGraphError(
+      ErrorCode.ConsoleUnavailable,
       `cannot build the web console: Vite is not installed (${(error as Error).message}); run \`npm ci\` with development dependencies, then \`npm run build\``,
+      { cause: error },
     );
   }
   // Built beside the target and swapped in, so a server serving `outDir` never sees it half

@@ -37,18 +37,30 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.McpUnavailable]: 503,
   // The process's own data folder is unusable: a server fault, not the request's.
   [ErrorCode.DataDirUnusable]: 500,
+  // The server's own checkpoints or console build: nothing the request can change.
+  [ErrorCode.CheckpointIncompatible]: 500,
+  [ErrorCode.ConsoleUnavailable]: 500,
+  [ErrorCode.MalformedJson]: 400,
+  [ErrorCode.UnsupportedMediaType]: 415,
+  [ErrorCode.Unauthorized]: 401,
+  [ErrorCode.BadRequest]: 400,
 };
 
-/** The one error shape every endpoint answers with. */
+/** The one error shape every endpoint answers with: `code` is always an {@link ErrorCode}. */
 export interface ErrorBody {
-  error: { code: string; message: string; field?: string };
+  error: { code: ErrorCode; message: string; field?: string };
+}
+
+/** Sends `{ error: { code, message } }` with the status of `code`. */
+export function sendCode(reply: FastifyReply, code: ErrorCode, message: string, field?: string) {
+  return sendError(reply, STATUS[code], code, message, field);
 }
 
 /** Sends `{ error: { code, message } }` with `status`. */
 export function sendError(
   reply: FastifyReply,
   status: number,
-  code: string,
+  code: ErrorCode,
   message: string,
   field?: string,
 ) {
@@ -81,32 +93,31 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   switch (error.code) {
     case "FST_ERR_CTP_INVALID_JSON_BODY":
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      return sendError(
+      return sendCode(
         reply,
-        400,
-        "MALFORMED_JSON",
+        ErrorCode.MalformedJson,
         `malformed JSON in the request body: ${error.message}`,
       );
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return sendError(reply, 413, "PAYLOAD_TOO_LARGE", `${error.message}: send a smaller body`);
+      return sendCode(reply, ErrorCode.TooLarge, `${error.message}: send a smaller body`);
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-      return sendError(
+      return sendCode(
         reply,
-        415,
-        "UNSUPPORTED_MEDIA_TYPE",
+        ErrorCode.UnsupportedMediaType,
         `${error.message}: send application/json`,
       );
   }
   if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
-    return sendError(
+    return sendCode(
       reply,
-      400,
-      "MALFORMED_JSON",
+      ErrorCode.MalformedJson,
       `malformed JSON in the request body: ${error.message}`,
     );
   }
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-    return sendError(reply, error.statusCode, error.code ?? "BAD_REQUEST", error.message);
+    // Fastify's and its plugins' own refusals: their status and message, our code (their
+    // `FST_…` codes name internals a client cannot branch on across versions).
+    return sendError(reply, error.statusCode, ErrorCode.BadRequest, error.message);
   }
   request.log.error({ err: error }, "request failed");
   return sendError(reply, 500, ErrorCode.Internal, "internal error: see the server log");

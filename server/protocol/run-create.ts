@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
-import { WIRE_STREAM_MODES, type WireStreamMode } from "../runs/translate.js";
+import { WIRE_STREAM_MODES, type WireStreamMode } from "./translate.js";
 
 /**
  * The body of `POST /threads/:id/runs[/stream|/wait]` (the API's `RunCreate`). Unknown fields

@@ -7,7 +7,7 @@ import type { RunInfo } from "../../runs/run-info.js";
 import { parseRunCreate, type RunCreateBody, runCreateSchema } from "../protocol/run-create.js";
 import { sseFrame, startSse } from "../protocol/sse.js";
 import type { ManagedRun, RunRegistry } from "../runs/run-registry.js";
-import type { WireStreamMode } from "../runs/translate.js";
+import type { WireStreamMode } from "../protocol/translate.js";
 import { errorResponses, runSchema } from "../schemas.js";
 import { newThreadId, type ThreadRef, unscopeText } from "../thread-scope.js";
 import { chatAgent } from "./assistants.js";

@@ -4,7 +4,7 @@ import type { SubagentRun } from "../../middleware/subagent-runs.js";
 import type { GraphStreamMode, RawRunItem, Runtime } from "../../runtime.js";
 import { serializeSnapshot } from "../protocol/serialize.js";
 import type { RunStreamEvent } from "../protocol/sse.js";
-import { translateForWire, WIRE_STREAM_MODES, type WireStreamMode } from "./translate.js";
+import { translateForWire, WIRE_STREAM_MODES, type WireStreamMode } from "../protocol/translate.js";
 
 /** A run's status, as the LangGraph API names them. */
 export type RunStatus = "pending" | "running" | "success" | "error" | "interrupted";

@@ -18,6 +18,7 @@ import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { nextForkSafeVersion } from "../../checkpoints/postgres-saver.js";
 import { openPostgresSaver, openSaver } from "../../checkpoints/savers.js";
+import { ErrorCode } from "../../errors.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
 
 const State = Annotation.Root({
@@ -127,7 +128,14 @@ describe("ForkSafePostgresSaver versions", () => {
     expect(forks.size).toBe(100);
     // A stock (numeric) version continues its counter.
     expect(nextForkSafeVersion(41).startsWith(`${"0".repeat(30)}42.`)).toBe(true);
-    expect(() => nextForkSafeVersion("not a version")).toThrow(/unexpected channel version/);
+    for (const foreign of ["not a version", -1, 1.5]) {
+      expect(() => nextForkSafeVersion(foreign)).toThrow(
+        expect.objectContaining({
+          code: ErrorCode.CheckpointIncompatible,
+          message: expect.stringContaining("unexpected channel version"),
+        }),
+      );
+    }
   });
 
   it("order by counter under `>` and LangGraph's compareChannelVersions/maxChannelVersion", () => {

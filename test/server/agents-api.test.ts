@@ -575,7 +575,7 @@ describe.each(["sqlite", "postgres"] as const)("/api/agent over HTTP on %s", (sa
       const error = expectError(
         await http.call("POST", "/api/agent", { token, body: big }),
         413,
-        "PAYLOAD_TOO_LARGE",
+        "TOO_LARGE",
       );
       expect(error.message).toContain("smaller body");
       expectError(
@@ -584,7 +584,7 @@ describe.each(["sqlite", "postgres"] as const)("/api/agent over HTTP on %s", (sa
           body: { description: "y".repeat(2048) },
         }),
         413,
-        "PAYLOAD_TOO_LARGE",
+        "TOO_LARGE",
       );
       const list = await http.call<AgentList>("GET", "/api/agent", { token });
       expect(list.body.agents).toEqual([small]);

@@ -8,6 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError, ErrorCode as McpErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import { type McpServerDefinition, type McpTransportKind, transportOf } from "./config.js";
 import { mcpToolNames } from "./names.js";
 
@@ -132,11 +133,18 @@ export class McpServerConnection {
 
   private connect(): Promise<Live> {
     if (this.live) return Promise.resolve(this.live);
-    if (this.closed) return Promise.reject(new Error("the runtime is closed"));
+    if (this.closed) return Promise.reject(this.closedError());
     this.connecting ??= this.open().finally(() => {
       this.connecting = undefined;
     });
     return this.connecting;
+  }
+
+  private closedError(): SubagentGraphError {
+    return new SubagentGraphError(
+      ErrorCode.Closed,
+      `MCP server "${this.name}" is not connected: the runtime is closed (create a new runtime to use it again)`,
+    );
   }
 
   private async open(): Promise<Live> {
@@ -164,14 +172,18 @@ export class McpServerConnection {
           : "the connection was closed during start-up";
       this.error = `${reason}${stderr.suffix()}`;
       this.unreported = false;
-      throw new Error(this.error, { cause: error });
+      throw new SubagentGraphError(
+        ErrorCode.McpUnavailable,
+        `MCP server "${this.name}" cannot be reached: ${this.error}`,
+        { cause: error },
+      );
     } finally {
       this.opening = undefined;
     }
     if (this.closed) {
       live.lost = true;
       await this.shutDown(live);
-      throw new Error("the runtime is closed");
+      throw this.closedError();
     }
     for (const tool of listed) live.inner.set(tool.name, tool);
     client.onclose = () => this.lose(live, this.closeReason(live));

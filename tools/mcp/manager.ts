@@ -168,7 +168,12 @@ export class McpManager implements McpToolSource {
 
   private connection(name: string): McpServerConnection {
     const connection = this.connections.get(name);
-    if (!connection) throw new Error(`MCP server "${name}" is not defined`);
+    if (!connection) {
+      throw new SubagentGraphError(
+        ErrorCode.UnknownMcpServer,
+        `MCP server "${name}" is not defined; defined servers: ${this.names().join(", ") || "(none)"} (from ${this.source})`,
+      );
+    }
     return connection;
   }
 }

@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { GraphStreamChunk } from "../../runs/events.js";
-import { serializeChunkMetadata, serializeMessage, serializeValue } from "../protocol/serialize.js";
+import { serializeChunkMetadata, serializeMessage, serializeValue } from "./serialize.js";
 
 /** Stream modes a client may ask for, and the LangGraph mode each one reads. */
 export const WIRE_STREAM_MODES = {
