@@ -119,6 +119,14 @@ export default {
       to: { pathNot: "node_modules", dependencyTypesNot: ["core"] },
     },
     {
+      name: "leaf-parts-apart",
+      severity: "error",
+      comment:
+        "util/ and run-context.ts are separate leaves: each may import errors.ts, neither the other.",
+      from: { path: "^(util/|run-context\\.ts$)" },
+      to: { path: "^(util/|run-context\\.ts$)", pathNot: "^$1" },
+    },
+    {
       name: "backends-and-middleware-apart",
       severity: "error",
       comment:

@@ -1,5 +1,5 @@
 /**
- * Who may see and who may change an agent (DESIGN.md "Domain", visibility).
+ * Who may see and who may change an agent (README.md "Configuration", `share_config`).
  *
  * Editors may always see what they may change, whatever the share mode.
  */

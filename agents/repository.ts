@@ -1,5 +1,5 @@
 /**
- * Agent records in the shared database, with every rule of DESIGN.md "Domain" enforced.
+ * Agent records in the shared database, with every rule of README.md "Configuration" enforced.
  *
  * Every method takes the acting user's `uid` first and answers as that user sees the store: an
  * agent they may not see does not exist for them (`NOT_FOUND`, with the same message as a truly

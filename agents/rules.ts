@@ -1,5 +1,5 @@
 /**
- * The cross-field rules of an agent record (DESIGN.md "Domain"), as pure functions.
+ * The cross-field rules of an agent record (README.md "Configuration"), as pure functions.
  *
  * The repository runs every payload through these before writing, so every entry point (HTTP,
  * CLI, library) obeys them. Nothing here does I/O: the caller supplies ids and the time.

@@ -1,5 +1,5 @@
 /**
- * Agent records and the payloads that create or change them (DESIGN.md "Domain").
+ * Agent records and the payloads that create or change them (README.md "Configuration").
  *
  * Payloads come from outside (HTTP bodies, CLI input), so they are checked with zod: every
  * object is strict (an unknown key is an error naming it) and every field carries the fix that

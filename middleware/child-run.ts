@@ -54,7 +54,7 @@ export interface ChildRunConfigInput {
  * inherits the parent's config through async-local storage, and the parent's checkpoint
  * namespace, checkpoint map, scratchpad or abort signals would land the child's checkpoints under
  * the parent's namespace, restart a resumed child from nothing, or keep a timed-out child running
- * (`../shared/notes/task-tool.md`). Callbacks stay inherited on purpose, so the child's tokens
+ * (ARCHITECTURE.md "Decisions and why"). Callbacks stay inherited on purpose, so the child's tokens
  * reach the parent's `messages` stream tagged with the child's thread id.
  *
  * When the parent streams with `subgraphs: true`, the child's own stream output (updates, values,

@@ -4,7 +4,7 @@ import { makeDirectory } from "../util/make-directory.js";
 import type { SandboxLayout } from "./layout.js";
 import { isWithin, VirtualRoot } from "./virtual-paths.js";
 
-/** The ids that pick a run's folders (see DESIGN.md "File scopes"). */
+/** The ids that pick a run's folders (the table in README.md "Files and skills"). */
 export interface ScopeIds {
   uid: string;
   /** Whose uploads/outputs: the main thread's id, shared by its children. */

@@ -63,6 +63,7 @@ async function layersOn(files: Record<string, string>): Promise<{ code: number; 
 /** Files every tree has, importing only downwards. */
 const CLEAN: Record<string, string> = {
   "errors.ts": "export class AppError extends Error {}\n",
+  "run-context.ts": 'import { AppError } from "./errors.js";\nexport const context = AppError;\n',
   "util/text.ts":
     'import { AppError } from "../errors.js";\nexport const fail = () => new AppError();\n',
   "store/rows.ts": 'import { fail } from "../util/text.js";\nexport const row = fail;\n',
@@ -82,7 +83,8 @@ const CLEAN: Record<string, string> = {
   "cli/main.ts": 'import { app } from "../server/app.js";\nexport const main = app;\n',
 };
 
-describe.concurrent("the import-direction check (npm run layers)", () => {
+// Each case starts dependency-cruiser (a few seconds, more on a loaded machine).
+describe.concurrent("the import-direction check (npm run layers)", { timeout: 120_000 }, () => {
   it("passes a tree whose imports all point down the floors", async () => {
     const { code, output } = await layersOn(CLEAN);
     expect(output).toContain("no dependency violations found");
@@ -112,7 +114,7 @@ describe.concurrent("the import-direction check (npm run layers)", () => {
     );
   });
 
-  it("keeps errors.ts free of imports, backends/ and middleware/ apart, server/ in its floors, folders acyclic", async () => {
+  it("keeps errors.ts free of imports, the leaves and backends/ and middleware/ apart, server/ in its floors, folders acyclic", async () => {
     const { code, output } = await layersOn({
       ...CLEAN,
       "errors.ts": 'import "./util/text.js";\nexport class AppError extends Error {}\n',
@@ -120,12 +122,15 @@ describe.concurrent("the import-direction check (npm run layers)", () => {
         'import { task } from "../middleware/task.js";\nexport const chat = task;\n',
       "server/protocol/wire.ts":
         'import type { registry } from "../runs/registry.js";\nexport const wire = 1;\nexport type R = typeof registry;\n',
+      "util/context.ts":
+        'import { context } from "../run-context.js";\nexport const c = context;\n',
       "store/back.ts":
         'import { schema } from "../agents/schema.js";\nexport const back = schema;\n',
     });
     expect(code).not.toBe(0);
     for (const violation of [
       "error errors-imports-nothing: errors.ts → util/text.ts",
+      "error leaf-parts-apart: util/context.ts → run-context.ts",
       "error backends-and-middleware-apart: backends/chat.ts → middleware/task.ts",
       "error server-protocol-imports-no-higher-server-floor: server/protocol/wire.ts → server/runs/registry.ts",
       "error domain-folders-not-circular: store → ",
