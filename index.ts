@@ -14,8 +14,15 @@ export type {
   ShareConfig,
 } from "./agents/schema.js";
 export { GENERAL_PURPOSE_SLUG } from "./agents/schema.js";
-export type { AgentContext, SubAgentContext } from "./backends/context.js";
-export { agentContextSchema, subAgentContextSchema } from "./backends/context.js";
+// The run contexts under their public names (run-context.ts).
+export type {
+  MainRunContext as AgentContext,
+  SubagentRunContext as SubAgentContext,
+} from "./run-context.js";
+export {
+  mainRunContextSchema as agentContextSchema,
+  subagentRunContextSchema as subAgentContextSchema,
+} from "./run-context.js";
 export type { ChildThreadIdParts } from "./checkpoints/child-thread-id.js";
 export { makeChildThreadId, parseChildThreadId } from "./checkpoints/child-thread-id.js";
 export type { ErrorCode as ErrorCodeValue, SubagentGraphErrorOptions } from "./errors.js";

@@ -1,7 +1,8 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { type AgentMiddleware, createAgent } from "langchain";
 import type { AgentRecord } from "../agents/schema.js";
-import { agentContextSchema, hostedAgentContextSchema } from "./context.js";
+import { mainRunContextSchema } from "../run-context.js";
+import { hostedAgentContextSchema } from "./context.js";
 import { type BackendDeps, normaliseResources } from "./resources.js";
 
 /** Extra middleware the graph layer composes into a chat agent (e.g. the task middleware). */
@@ -23,7 +24,7 @@ export function buildChatAgent(record: AgentRecord, deps: BackendDeps, extras: C
     tools: resources.tools,
     systemPrompt: resources.systemPrompt,
     middleware: [...extras.middleware],
-    contextSchema: deps.hosted ? hostedAgentContextSchema : agentContextSchema,
+    contextSchema: deps.hosted ? hostedAgentContextSchema : mainRunContextSchema,
     checkpointer: deps.checkpointer,
   });
 }

@@ -1,7 +1,7 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { type AgentMiddleware, createAgent } from "langchain";
 import type { AgentRecord } from "../agents/schema.js";
-import { subAgentContextSchema } from "./context.js";
+import { subagentRunContextSchema } from "../run-context.js";
 import { type BackendDeps, normaliseResources } from "./resources.js";
 import { withoutForbiddenTools } from "./subagent-tools.js";
 
@@ -25,7 +25,7 @@ export function buildSubAgent(
     tools: withoutForbiddenTools(resources.tools),
     systemPrompt: resources.systemPrompt,
     middleware: [...middleware],
-    contextSchema: subAgentContextSchema,
+    contextSchema: subagentRunContextSchema,
     checkpointer: deps.checkpointer,
   });
 }

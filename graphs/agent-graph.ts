@@ -5,7 +5,6 @@ import type { AgentRecord } from "../agents/schema.js";
 import { generalPurposePrompt, isGeneralPurpose } from "../backends/general-purpose.js";
 import { type AgentGraph, backendFor } from "../backends/registry.js";
 import type { BackendDeps } from "../backends/resources.js";
-import { subagentToolNames } from "../backends/subagent-tools.js";
 import { createFileScopeMiddleware } from "../middleware/file-scope.js";
 import { createModelCallGuardMiddleware } from "../middleware/model-call-guard.js";
 import type { ParentRunScope } from "../middleware/parent-scope.js";
@@ -22,6 +21,7 @@ import {
 } from "../middleware/task.js";
 import { createToolCallAnswersMiddleware } from "../middleware/tool-call-answers.js";
 import type { ModelRequestLog } from "../models/request-log.js";
+import { readSubagentRunContext } from "../run-context.js";
 import type { SkillSummary } from "../sandbox/skills/library.js";
 
 /** What {@link buildAgentGraph} needs besides the record. */
@@ -34,8 +34,6 @@ export interface AgentGraphDeps extends BackendDeps {
   ): Promise<LoadedChild | undefined>;
   /** The calling agent's current dispatch limits. */
   dispatchLimits(parent: AgentRecord, scope: ParentRunScope): Promise<DispatchLimits>;
-  /** The process-wide `max_rounds` now (for a subagent graph run without the task tool's bounds). */
-  defaultMaxRounds(): number;
   /** How long one model call may take now, in ms (the process-wide `model_timeout_ms`). */
   modelTimeoutMs(): number;
   /** Materialises the agent's configured skills into a skills scope and returns them. */
@@ -78,7 +76,7 @@ export function buildAgentGraph(
     ? [createRequestRecorderMiddleware(deps.requestLog), guard]
     : [guard];
   if (!backend.acceptsSubagents) {
-    const { middleware, toolNames } = subagentMiddleware(record, deps, mcpTools);
+    const { middleware, toolNames } = subagentMiddleware(record);
     const answers = createToolCallAnswersMiddleware({ toolNames });
     return backend.build(record, deps, [...middleware, answers, fileScope, ...innermost], mcpTools);
   }
@@ -106,22 +104,13 @@ export function buildAgentGraph(
   return backend.build(record, deps, [...middleware, answers, fileScope, ...innermost], mcpTools);
 }
 
-function subagentMiddleware(
-  record: AgentRecord,
-  deps: AgentGraphDeps,
-  mcpTools: readonly StructuredToolInterface[],
-) {
-  // Bounds come from the context the task tool sets; a run without it (e.g. the graph driven
-  // directly) falls back to the subagent's whole allowed set and the process default.
-  const ownTools = subagentToolNames(record, deps.tools, mcpTools);
+function subagentMiddleware(record: AgentRecord) {
+  // The bounds of this call, from the context the task tool sets (their defaults, the
+  // subagent's own max_rounds else the process's, were applied there: `AgentGraphs.loadChild`).
+  // The graph's context schema refuses a run without them before its first step.
   const readBounds = (context: unknown): SubagentBounds => {
-    const ctx = (context ?? {}) as { allowed_tools?: unknown; max_rounds?: unknown };
-    return {
-      maxRounds: typeof ctx.max_rounds === "number" ? ctx.max_rounds : deps.defaultMaxRounds(),
-      allowedTools: new Set(
-        Array.isArray(ctx.allowed_tools) ? (ctx.allowed_tools as string[]) : ownTools,
-      ),
-    };
+    const run = readSubagentRunContext(context, { reader: "a subagent's bounds" });
+    return { maxRounds: run.max_rounds, allowedTools: new Set(run.allowed_tools) };
   };
   const limits = createSubagentLimitsMiddleware(readBounds);
   const toolNames = (context: unknown) => [...readBounds(context).allowedTools];
@@ -129,12 +118,14 @@ function subagentMiddleware(
   const prompt = createMiddleware({
     name: "GeneralPurposePrompt",
     wrapModelCall: async (request, handler) => {
-      const ctx = (request.runtime.context ?? {}) as { intent?: unknown };
-      const intent = typeof ctx.intent === "string" ? ctx.intent : "";
-      const tools = [...readBounds(request.runtime.context).allowedTools];
+      const run = readSubagentRunContext(request.runtime.context, {
+        reader: "the general-purpose prompt",
+      });
       return handler({
         ...request,
-        systemMessage: new SystemMessage(generalPurposePrompt(intent, tools)),
+        systemMessage: new SystemMessage(
+          generalPurposePrompt(run.intent ?? "", [...new Set(run.allowed_tools)]),
+        ),
       });
     },
   });

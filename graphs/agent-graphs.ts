@@ -45,7 +45,6 @@ export class AgentGraphs {
       ...options.backend,
       loadChild: (parent, slug, scope) => this.loadChild(parent, slug, scope),
       dispatchLimits: (parent, scope) => this.dispatchLimits(parent, scope),
-      defaultMaxRounds: () => options.processLimits().max_rounds,
       modelTimeoutMs: () => options.processLimits().model_timeout_ms,
       prepareSkills: (record, skillsThreadId) => options.prepareSkills(record, skillsThreadId),
       requestLog: options.requestLog,

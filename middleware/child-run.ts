@@ -1,5 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { SubagentRunContext } from "../run-context.js";
 
 /** The part of a compiled agent graph the task middleware needs to run and inspect a child. */
 export interface ChildGraph {
@@ -42,8 +43,8 @@ export function childNamespace(childThreadId: string): string {
 
 export interface ChildRunConfigInput {
   childThreadId: string;
-  /** The child's runtime context (a `SubAgentContext`). */
-  context: Record<string, unknown>;
+  /** The child's runtime context. */
+  context: SubagentRunContext;
   signal: AbortSignal;
   /** The configurable of the parent's tool call, to find the parent's stream in. */
   parentConfigurable: Record<string, unknown> | undefined;

@@ -10,7 +10,7 @@ import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
 import { SubagentGraphError } from "../errors.js";
 import { messageText } from "../util/message-text.js";
 import { type ChildGraph, childRunConfig, linkedAbortSignal } from "./child-run.js";
-import { parentScope } from "./parent-scope.js";
+import { type ParentRunScope, parentScope } from "./parent-scope.js";
 import { finishedRun, type RunIdentity } from "./run-records.js";
 import type { SubagentRun } from "./subagent-runs.js";
 import {
@@ -93,12 +93,14 @@ async function dispatch(
   const refuse = (reason: string) => events.finish(endedRun(identity, reason), reason);
   const runSignal = runtime.signal ?? new AbortController().signal;
 
-  const scope = parentScope(runtime.context, runtime.configurable);
-  if (!scope) {
-    // The graph was invoked without the context the runtime always sets (e.g. by hand).
-    return refuse(
-      "task tool: this run's context has no uid or thread_id; run the graph through createRuntime() or pass context { uid, thread_id }",
-    );
+  let scope: ParentRunScope;
+  try {
+    scope = parentScope(runtime.context, runtime.configurable);
+  } catch (error) {
+    // The graph was invoked without the context the runtime always sets (e.g. by hand), or
+    // with a malformed one: the message names the field and the fix.
+    if (!SubagentGraphError.isInstance(error)) throw error;
+    return refuse(error.message);
   }
   const allowedSlugs = options.subagents.map((subagent) => subagent.slug);
   let limits: DispatchLimits;
@@ -180,7 +182,7 @@ async function dispatch(
       skills_thread_id: identity.child_thread_id,
       is_subagent_runtime: true,
       // An empty `tools` means the subagent's whole allowed set, as in the oh-mai-agent design.
-      allowed_tools: requestedTools.length > 0 ? [...new Set(requestedTools)] : child.toolNames,
+      allowed_tools: [...(requestedTools.length > 0 ? new Set(requestedTools) : child.toolNames)],
       max_rounds: child.maxRounds,
       intent: args.description,
     },

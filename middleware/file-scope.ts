@@ -1,6 +1,5 @@
-import { getConfig } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
-import { z } from "zod";
+import { fileScopeOf, readRunContext, runContextKeysSchema } from "../run-context.js";
 import type { SkillSummary } from "../sandbox/skills/library.js";
 import { FILE_TOOL_NAMES } from "../sandbox/tools/file-tools.js";
 import { VirtualRoot } from "../sandbox/virtual-paths.js";
@@ -49,9 +48,8 @@ export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
       if (oldest !== undefined) prepared.delete(oldest);
     }
   };
-  const skillsFor = async (context: unknown): Promise<SkillSummary[]> => {
-    const scope = skillsScopeOf(context);
-    if (!scope) return [];
+  const skillsFor = async (runtime: RunOf): Promise<SkillSummary[]> => {
+    const scope = skillsScopeOf(runtime);
     const known = prepared.get(scope);
     if (known) return known;
     const skills = await options.prepareSkills(scope);
@@ -61,16 +59,12 @@ export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
 
   return createMiddleware({
     name: "FileScope",
-    // Hooks see only the context keys their middleware declares.
-    contextSchema: z.object({
-      thread_id: z.string().optional(),
-      skills_thread_id: z.string().optional(),
-    }),
+    // Hooks see only the context keys their middleware declares: all of the run context's.
+    contextSchema: runContextKeysSchema,
     ...(options.refreshEachRun
       ? {
-          beforeAgent: async (_state: unknown, runtime: { context: unknown }) => {
-            const scope = skillsScopeOf(runtime.context);
-            if (!scope) return undefined;
+          beforeAgent: async (_state: unknown, runtime: RunOf) => {
+            const scope = skillsScopeOf(runtime);
             remember(scope, await options.prepareSkills(scope));
             return undefined;
           },
@@ -79,7 +73,7 @@ export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
     wrapModelCall: async (request, handler) => {
       const toolNames = new Set(request.tools.map(toolName));
       const hasFileTools = FILE_TOOL_NAMES.some((name) => toolNames.has(name));
-      const skills = await skillsFor(request.runtime.context);
+      const skills = await skillsFor(request.runtime);
       const sections = [
         hasFileTools ? FILES_PROMPT_SECTION : "",
         skills.length > 0 ? skillsSection(skills, toolNames.has("read_file")) : "",
@@ -116,20 +110,21 @@ function skillsSection(skills: readonly SkillSummary[], canRead: boolean): strin
   ].join("\n");
 }
 
-function skillsScopeOf(context: unknown): string | undefined {
-  const ctx = (context ?? {}) as Record<string, unknown>;
-  const scope = ctx.skills_thread_id ?? ctx.thread_id ?? configuredThreadId();
-  return typeof scope === "string" && scope.length > 0 ? scope : undefined;
+/** What the hooks are handed of a run: its context and config. */
+interface RunOf {
+  context: unknown;
+  configurable?: unknown;
 }
 
-/** The run config's `thread_id` (a host such as the LangGraph dev server sets only that). */
-function configuredThreadId(): unknown {
-  try {
-    return getConfig()?.configurable?.thread_id;
-  } catch {
-    // Outside a run there is no config to read.
-    return undefined;
-  }
+/**
+ * The run's skills scope (`skills_thread_id`, else its thread, which a host may set only in the
+ * config).
+ *
+ * @throws SubagentGraphError `VALIDATION_FAILED` when the run's context is missing or malformed
+ */
+function skillsScopeOf(runtime: RunOf): string {
+  const context = readRunContext(runtime.context, runtime.configurable, { reader: "skills" });
+  return fileScopeOf(context).skillsThreadId;
 }
 
 function toolName(tool: unknown): string {

@@ -1,18 +1,9 @@
-/** Limits a run's context may set for itself (the library's caller or the Studio panel). */
-export interface LimitOverrides {
-  max_rounds?: number;
-  max_result_chars?: number;
-  max_parallel_subagents?: number;
-  subagent_timeout_ms?: number;
-}
-
-/** The context keys of {@link LimitOverrides}. */
-export const LIMIT_OVERRIDE_KEYS = [
-  "max_rounds",
-  "max_result_chars",
-  "max_parallel_subagents",
-  "subagent_timeout_ms",
-] as const;
+import {
+  fileScopeOf,
+  type LimitOverrides,
+  limitOverridesOf,
+  readRunContext,
+} from "../run-context.js";
 
 /** The caller's identity and scopes, read from the parent run's context. */
 export interface ParentRunScope {
@@ -27,31 +18,15 @@ export interface ParentRunScope {
 }
 
 /**
- * The scope of the run a tool executes in: `uid` and `thread_id` from the run's context (the
- * thread id falls back to `configurable.thread_id`), `file_thread_id` defaulting to the thread.
- * Undefined when the context lacks them (a graph invoked by hand, not through the runtime).
+ * The scope of the run a `task` call executes in, read from its context with
+ * {@link readRunContext} (the thread falling back to `configurable.thread_id`, `file_thread_id`
+ * to the thread).
+ *
+ * @throws SubagentGraphError `VALIDATION_FAILED` when the context is missing or malformed (the
+ *   task tool answers the call with its message)
  */
-export function parentScope(context: unknown, configurable: unknown): ParentRunScope | undefined {
-  const ctx = (context ?? {}) as Partial<Record<string, unknown>>;
-  const threadId =
-    stringField(ctx, "thread_id") ??
-    stringField((configurable ?? {}) as Record<string, unknown>, "thread_id");
-  const uid = stringField(ctx, "uid");
-  if (!threadId || !uid) return undefined;
-  const overrides: LimitOverrides = {};
-  for (const key of LIMIT_OVERRIDE_KEYS) {
-    const value = ctx[key];
-    if (typeof value === "number" && Number.isInteger(value) && value > 0) overrides[key] = value;
-  }
-  return {
-    uid,
-    threadId,
-    fileThreadId: stringField(ctx, "file_thread_id") ?? threadId,
-    overrides,
-  };
-}
-
-function stringField(record: Partial<Record<string, unknown>>, key: string): string | undefined {
-  const value = record[key];
-  return typeof value === "string" && value.length > 0 ? value : undefined;
+export function parentScope(context: unknown, configurable: unknown): ParentRunScope {
+  const run = readRunContext(context, configurable, { reader: "task calls" });
+  const { uid, threadId, fileThreadId } = fileScopeOf(run);
+  return { uid, threadId, fileThreadId, overrides: limitOverridesOf(run) };
 }

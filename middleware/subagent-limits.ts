@@ -2,6 +2,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { ToolMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
 import { z } from "zod";
+import { runContextKeysSchema } from "../run-context.js";
 
 /**
  * The per-call bounds of a subagent run, passed in its context by the task tool (so one compiled
@@ -36,11 +37,9 @@ export function createSubagentLimitsMiddleware(readBounds: (context: unknown) =>
   return createMiddleware({
     name: "SubagentLimits",
     stateSchema: z.object({ max_rounds_reached: z.boolean().default(false) }),
-    // Hooks see only the context keys their middleware declares.
-    contextSchema: z.object({
-      max_rounds: z.number().int().positive().optional(),
-      allowed_tools: z.array(z.string()).optional(),
-    }),
+    // Hooks see only the context keys their middleware declares: all of the run context's,
+    // for `readBounds` to read it whole.
+    contextSchema: runContextKeysSchema,
     beforeModel: {
       canJumpTo: ["end"],
       hook: (state, runtime) => {

@@ -4,6 +4,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { BUILTIN_LIMITS } from "../../agents/limits.js";
 import { buildAgentGraph } from "../../graphs/agent-graph.js";
 import { createModelFactory } from "../../models/factory.js";
+import type { SubagentRunContext } from "../../run-context.js";
 import { SandboxLayout } from "../../sandbox/layout.js";
 import { prepareAgentSkills } from "../../sandbox/skills/agent-skills.js";
 import { SkillLibrary } from "../../sandbox/skills/library.js";
@@ -37,7 +38,6 @@ export async function ourChildGraph(
       subagentTimeoutMs: undefined,
       maxParallelSubagents: BUILTIN_LIMITS.max_parallel_subagents,
     }),
-    defaultMaxRounds: () => BUILTIN_LIMITS.max_rounds,
     modelTimeoutMs: () => BUILTIN_LIMITS.model_timeout_ms,
     prepareSkills: options.skills
       ? (agent, skillsThreadId) =>
@@ -66,7 +66,7 @@ export async function ourChildGraph(
           allowed_tools: [],
           max_rounds: BUILTIN_LIMITS.max_rounds,
           intent: description,
-        },
+        } satisfies SubagentRunContext,
       },
     );
   };
