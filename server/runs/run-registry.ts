@@ -44,7 +44,7 @@ export class ManagedRun {
   /** The final state values (wire form), once the run is over. */
   finalValues: unknown;
   /** The error of a failed run, as the API's `error` event has it. */
-  error: { error: string; message: string } | undefined;
+  error: { error: ErrorCode; message: string } | undefined;
   /** Records of the task calls this run made (filled when it ends, whatever its end). */
   subagentRuns: SubagentRun[] = [];
   readonly done: Promise<void>;
@@ -221,7 +221,8 @@ export class RunRegistry {
     } catch (error) {
       const cancelled = SubagentGraphError.isInstance(error) && error.code === ErrorCode.Cancelled;
       run.error = {
-        error: SubagentGraphError.isInstance(error) ? error.code : "Error",
+        // The API's error name; ours is the code, INTERNAL for anything untyped (a bug).
+        error: SubagentGraphError.isInstance(error) ? error.code : ErrorCode.Internal,
         message: error instanceof Error ? error.message : String(error),
       };
       await this.captureFinalValues(run, uid, threadId).catch(() => undefined);
