@@ -6,7 +6,7 @@ import type { AgentGraph } from "../backends/registry.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { AgentGraphs } from "../graphs/agent-graphs.js";
 import { addUsage } from "../middleware/run-records.js";
-import type { RunRequest } from "../runtime-types.js";
+import type { MainRunContext } from "../run-context.js";
 import type { RunRepository } from "../store/runs.js";
 import type { ThreadRepository } from "../store/threads.js";
 import { messageText } from "../util/message-text.js";
@@ -16,14 +16,34 @@ import type { GraphStreamChunk, RunResult } from "./events.js";
 import { repairCancelledTurn } from "./repair.js";
 import { typedCause } from "./run-failure.js";
 import { RunLease } from "./run-lease.js";
+import type { RunningRuns } from "./running-runs.js";
 import { validateThreadId } from "./thread-id.js";
 import { readRunSubagentRuns, readThreadState } from "./thread-state.js";
 
-/** A run executing in this process, for `cancel` and for closing the runtime. */
-export interface ActiveRun {
+/** Arguments of `Runtime.run` and `Runtime.stream`. */
+export interface RunRequest {
+  /** The acting user: only their agents and threads (and what is shared with them) are reachable. */
   uid: string;
-  threadId: string;
-  controller: AbortController;
+  /** Agent id or slug; default: the user's default agent. */
+  agent?: string;
+  /** Thread to continue; default: a new thread. */
+  threadId?: string;
+  /**
+   * The user's message. Leave it out to run what the thread (or `checkpointId`) has next: a
+   * run that stopped mid-way (a crash) resumes, a replay re-executes from that checkpoint.
+   */
+  input?: string;
+  /**
+   * Replay/branch from this checkpoint of the thread instead of its latest one (see
+   * `Runtime.history`); the run writes a new branch, the old checkpoints stay readable.
+   */
+  checkpointId?: string;
+  /** Cancels the run (and every running subagent) when aborted. */
+  signal?: AbortSignal;
+  /** The run's id (default a new UUID); the HTTP layer picks it to announce it first. */
+  runId?: string;
+  /** Kept on the run's record (see `Runtime.runInfo`) for whoever lists the runs. */
+  metadata?: Record<string, unknown>;
 }
 
 /** What a run's lifecycle needs from the runtime. */
@@ -41,10 +61,8 @@ export interface RunLifecycleDeps {
   abandoned: AbandonedRuns;
   /** This process, as run rows record it. */
   runner: ProcessIdentity;
-  /** Threads with a run in this process (shared with the threads API's status). */
-  busyThreads: Set<string>;
-  /** Runs in this process by run id (shared with `cancel` and `close`). */
-  activeRuns: Map<string, ActiveRun>;
+  /** The runs of this process and the threads they hold. */
+  running: RunningRuns;
   /** The main agent `uid` named (default: their default agent), refusing subagents. */
   mainAgent(uid: string, agent: string | undefined): Promise<AgentRecord>;
 }
@@ -66,8 +84,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     threadLeaseMs,
     abandoned,
     runner,
-    busyThreads,
-    activeRuns,
+    running,
     mainAgent,
   } = deps;
 
@@ -94,15 +111,9 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     // Before anything is written: a refused request leaves no thread and no run record.
     await checkStartingPoint(graph, configurable, input === null);
     await threads.claim(request.uid, threadId, record.id);
-    if (busyThreads.has(threadId)) {
-      throw new SubagentGraphError(
-        ErrorCode.ThreadBusy,
-        `thread "${threadId}" already has a run in progress: wait for it to finish or cancel it`,
-        { field: "threadId" },
-      );
-    }
     const runId = request.runId ?? randomUUID();
     const controller = new AbortController();
+    running.claim({ runId, uid: request.uid, threadId, controller });
     // The caller's signal is forwarded into the run's own controller until the run is released,
     // not combined with AbortSignal.any: LangGraph never removes the abort listener it adds to a
     // run's signal, and Node keeps a composite signal with listeners alive until it aborts, so
@@ -112,8 +123,6 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     else request.signal?.addEventListener("abort", forwardAbort, { once: true });
     const stopForwarding = () => request.signal?.removeEventListener("abort", forwardAbort);
     const signal = controller.signal;
-    busyThreads.add(threadId);
-    activeRuns.set(runId, { uid: request.uid, threadId, controller });
     let lease: RunLease;
     try {
       lease = await RunLease.acquire({
@@ -142,8 +151,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       });
     } catch (error) {
       stopForwarding();
-      busyThreads.delete(threadId);
-      activeRuns.delete(runId);
+      running.release(runId);
       throw error;
     }
     const startedAt = new Date().toISOString();
@@ -154,8 +162,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
         () => undefined,
       );
       stopForwarding();
-      busyThreads.delete(threadId);
-      activeRuns.delete(runId);
+      running.release(runId);
       await lease.release(status, subagentRuns ? { subagentRuns } : {});
       await threads.touch(threadId);
     };
@@ -266,7 +273,7 @@ export type RunOutcome = "success" | "error" | "interrupted";
 /** The config a run's graph is invoked with (built by {@link RunLifecycle.prepare}). */
 export interface RunConfig {
   configurable: { thread_id: string; checkpoint_id?: string };
-  context: { uid: string; thread_id: string; is_subagent_runtime: boolean };
+  context: MainRunContext & { thread_id: string };
   signal: AbortSignal;
   runId: string;
   recursionLimit: number;

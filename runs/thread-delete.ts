@@ -26,6 +26,7 @@ import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { SandboxLayout } from "../sandbox/layout.js";
 import type { RunRepository } from "../store/runs.js";
 import type { ThreadRepository } from "../store/threads.js";
+import { hasErrno } from "../util/errno.js";
 import type { AbandonedRuns } from "./abandoned-runs.js";
 import { readHistory } from "./thread-state.js";
 
@@ -163,8 +164,8 @@ export class ThreadDeleter {
       for (const record of checkpoint.subagentRuns) found.add(record.child_thread_id);
     }
     const folders = await readdir(join(this.deps.layout.dataDir, "threads")).catch(
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === "ENOENT") return [] as string[];
+      (error: unknown) => {
+        if (hasErrno(error, "ENOENT")) return [] as string[];
         throw error;
       },
     );
