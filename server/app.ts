@@ -67,6 +67,9 @@ export async function createServer(
     logger: options.logger ?? false,
     // Ids are chosen by clients; keep them out of the router's length limits' way.
     routerOptions: { maxParamLength: 512 },
+    // Errors the router raises before any hook (a URL that does not decode, an over-long
+    // parameter) would otherwise answer in Fastify's own shape, not ours.
+    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

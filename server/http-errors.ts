@@ -100,6 +100,12 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
       );
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return sendCode(reply, ErrorCode.TooLarge, `${error.message}: send a smaller body`);
+    case "FST_ERR_BAD_URL":
+      return sendCode(
+        reply,
+        ErrorCode.BadRequest,
+        `${error.message}: percent-encode the path (e.g. %25 for a literal %)`,
+      );
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return sendCode(
         reply,

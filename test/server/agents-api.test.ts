@@ -603,6 +603,17 @@ describe.each(["sqlite", "postgres"] as const)("/api/agent over HTTP on %s", (sa
       );
     });
 
+    it("answers a URL the router cannot decode in our error shape (400 BAD_REQUEST)", async () => {
+      const { http, token } = await start();
+      // Fastify's router refuses it before any hook, in its own shape unless told otherwise.
+      const error = expectError(
+        await http.call("GET", "/api/agent/%E0%A4%A", { token }),
+        400,
+        "BAD_REQUEST",
+      );
+      expect(error.message).toContain("percent-encode the path");
+    });
+
     it("answers an unknown route with a JSON 404 naming it", async () => {
       const { http, token } = await start();
       for (const [method, path] of [
