@@ -224,7 +224,7 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
       // A run of another process: flag it in the database; its process stops it at its next
       // heartbeat, and with wait=1 we watch its row until it has.
       await storedRun(request.uid, request.params);
-      await runtime.requestCancel(request.uid, request.params.run_id);
+      await runtime.cancel(request.uid, request.params.run_id);
       if (!isSet(request.query.wait)) return reply.status(202).send();
       await settled(request.uid, request.params);
       return reply.status(204).send();
