@@ -79,7 +79,7 @@ const siblingRules = FLOORS.filter((floor) => floor.folders.length > 1).map((flo
   return {
     name: `${floor.name}-folders-not-circular`,
     severity: "error",
-    comment: `Folders of the ${floor.name} floor (${floor.folders.join(", ")}) may import each other one way only: a loop between two of them is one concern split in two. Move the shared part into one of them, or down a floor.`,
+    comment: `Folders of the ${floor.name} floor (${floor.folders.join(", ")}) may import each other one way only: a loop between two of them is one concern split in two. Move the shared part into one of them, or down a floor. The imports that close it: grep -rn 'from "\\.\\./<next folder>/' <folder>/ for each step.`,
     scope: "folder",
     from: { path: any },
     to: { path: any, pathNot: "^$1(/|$)", circular: true },
