@@ -14,7 +14,7 @@ import { validateThreadId } from "./runs/thread-id.js";
 import type { Runtime, RuntimeOptions } from "./runtime-types.js";
 import { SandboxLayout } from "./sandbox/layout.js";
 import { ThreadFiles } from "./sandbox/thread-files.js";
-import { openStorage } from "./store/open-storage.js";
+import { openStorage } from "./checkpoints/open-storage.js";
 import { UserRepository } from "./store/users.js";
 import { loadMcpServers } from "./tools/mcp/config.js";
 import { guardMethods } from "./util/guard-methods.js";
