@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { readCatalog } from "./agents/catalog.js";
 import { AgentRepository } from "./agents/repository.js";
+import { openStorage } from "./checkpoints/open-storage.js";
 import { ErrorCode, SubagentGraphError } from "./errors.js";
 import { openAgentParts } from "./graphs/agent-parts.js";
 import { createFilesApi } from "./runs/files-api.js";
@@ -14,7 +15,6 @@ import { validateThreadId } from "./runs/thread-id.js";
 import type { Runtime, RuntimeOptions } from "./runtime-types.js";
 import { SandboxLayout } from "./sandbox/layout.js";
 import { ThreadFiles } from "./sandbox/thread-files.js";
-import { openStorage } from "./checkpoints/open-storage.js";
 import { UserRepository } from "./store/users.js";
 import { loadMcpServers } from "./tools/mcp/config.js";
 import { guardMethods } from "./util/guard-methods.js";

@@ -1,9 +1,9 @@
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { join } from "node:path";
-import { borrowSaver, type ManagedSaver, openSaver } from "./savers.js";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { prepareDataDir } from "../store/data-dir.js";
 import { type Database, openDatabase } from "../store/database.js";
+import { borrowSaver, type ManagedSaver, openSaver } from "./savers.js";
 
 /** Where a runtime keeps agents and checkpoints (the storage options of `createRuntime`). */
 export interface StorageOptions {

@@ -1,7 +1,7 @@
+import { join } from "node:path";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { join } from "node:path";
 import type { ProcessSettings } from "../agents/limits.js";
 import { settingsSource } from "../agents/process-settings.js";
 import type { AgentRepository } from "../agents/repository.js";

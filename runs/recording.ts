@@ -6,8 +6,8 @@ import {
   type RecordedCall,
   type ThreadRecording,
 } from "../models/recording-format.js";
-import type { ChildThreadView } from "./thread-history.js";
 import { messageText } from "../util/message-text.js";
+import type { ChildThreadView } from "./thread-history.js";
 import type { ThreadCheckpoint } from "./thread-state.js";
 
 /** What {@link recordThread} reads through (the runtime has it). */
