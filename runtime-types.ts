@@ -9,25 +9,21 @@ import type { AgentRecord } from "./agents/schema.js";
 import type { AgentGraph } from "./backends/registry.js";
 import type { AgentPartsOptions } from "./graphs/agent-parts.js";
 import type { RecordedRequest } from "./models/model-request.js";
-import type { RunEvent, RunResult } from "./runs/events.js";
 import type { FilesApi } from "./runs/files-api.js";
-import type { GraphStreamMode, RawRunItem } from "./runs/run-api.js";
-import type { RunInfo } from "./runs/run-info.js";
-import type { RunRequest } from "./runs/run-lifecycle.js";
+import type { RunApi } from "./runs/run-api.js";
 import type { ThreadsApi } from "./runs/thread-api.js";
-import type { ChildThreadView } from "./runs/thread-history.js";
-import type { ThreadCheckpoint } from "./runs/thread-state.js";
+import type { ThreadHistoryApi } from "./runs/thread-history.js";
 import type { SkillInstallOptions, SkillSummary } from "./sandbox/skills/library.js";
 import type { Database } from "./store/database.js";
-import type { StoredRunStatus } from "./store/runs.js";
 import type { UserRepository } from "./store/users.js";
 import type { McpServerInfo } from "./tools/mcp/manager.js";
 
 export type { Catalog } from "./agents/catalog.js";
+export type { AgentPartsOptions } from "./graphs/agent-parts.js";
 export type { FilesApi } from "./runs/files-api.js";
-export type { GraphStreamMode, RawRunItem } from "./runs/run-api.js";
+export type { GraphStreamMode, RawRunItem, RunApi } from "./runs/run-api.js";
 export type { RunRequest } from "./runs/run-lifecycle.js";
-export type { ChildThreadView } from "./runs/thread-history.js";
+export type { ChildThreadView, ThreadHistoryApi } from "./runs/thread-history.js";
 
 /**
  * Users and their API tokens, as the runtime hands them out (every call refused once it is
@@ -111,7 +107,7 @@ export interface McpApi {
 }
 
 /** The library entry point: agents, runs and threads over one store and one saver. */
-export interface Runtime {
+export interface Runtime extends RunApi, ThreadHistoryApi {
   /** Models, tools, skills and MCP servers agents can be configured with. */
   catalog(): Promise<Catalog>;
   agents: AgentsApi;
@@ -123,19 +119,6 @@ export interface Runtime {
   mcp: McpApi;
   /** Users and their API tokens (for the HTTP server and the CLI). */
   users: UsersApi;
-  /** Runs the agent on the thread until it answers. */
-  run(request: RunRequest): Promise<RunResult>;
-  /** Same as {@link run}, yielding events as they happen; the last is `run_finished`. */
-  stream(request: RunRequest): AsyncGenerator<RunEvent>;
-  /**
-   * Same as {@link run}, yielding LangGraph's own stream chunks `[namespace, mode, data]` for
-   * `streamMode` (with subgraphs: a subagent's chunks come under `subagent:<child thread id>`,
-   * its tokens with the child's `thread_id` in their metadata). For protocol adapters.
-   */
-  streamChunks(
-    request: RunRequest,
-    streamMode: readonly GraphStreamMode[],
-  ): AsyncGenerator<RawRunItem>;
   /** Threads: created ahead of runs, searched, and their LangGraph state. */
   threads: ThreadsApi;
   /**
@@ -147,34 +130,6 @@ export interface Runtime {
     agent?: string,
     options?: { subagents?: readonly string[] },
   ): Promise<AgentGraph>;
-  /** The thread's checkpoints, newest first, each with its messages and subagent runs. */
-  history(uid: string, threadId: string): Promise<ThreadCheckpoint[]>;
-  /** A child thread's messages, only if its parent thread is the caller's and records it. */
-  childThread(uid: string, childThreadId: string): Promise<ChildThreadView>;
-  /** A child thread's checkpoints, newest first (same permission as {@link childThread}). */
-  childHistory(uid: string, childThreadId: string): Promise<ThreadCheckpoint[]>;
-  /**
-   * Stops a running run of `uid` whichever process runs it (this one at once, with every
-   * running subagent; another at its next heartbeat); false when `uid` has no such run running.
-   */
-  cancel(uid: string, runId: string): Promise<boolean>;
-  /**
-   * A run's record, whichever process ran it: its thread, agent, status and the subagent
-   * records it made (whatever its end). A run whose process stopped before it finished reads
-   * `interrupted`, with `status_reason` saying so.
-   */
-  runInfo(uid: string, runId: string): Promise<RunInfo | undefined>;
-  /**
-   * The records of `uid`'s runs on `threadId` (as {@link runInfo} has them), newest first,
-   * whichever process ran them; `status` keeps only those, `offset`/`limit` page (default all).
-   *
-   * @throws SubagentGraphError `NOT_FOUND` (field `thread_id`) when the thread is not `uid`'s.
-   */
-  listRuns(
-    uid: string,
-    threadId: string,
-    options?: { status?: StoredRunStatus; limit?: number; offset?: number },
-  ): Promise<RunInfo[]>;
   /**
    * What the model call that produced the AI message `messageId` was sent, when this runtime
    * made it with `recordModelRequests` on; undefined otherwise. `recordThread` reads it.

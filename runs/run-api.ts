@@ -16,14 +16,36 @@ export type RawRunItem =
 
 /** Running, streaming, cancelling and reading runs (the runtime's members of the same names). */
 export interface RunApi {
+  /** Runs the agent on the thread until it answers. */
   run(request: RunRequest): Promise<RunResult>;
+  /** Same as {@link RunApi.run}, yielding events as they happen; the last is `run_finished`. */
   stream(request: RunRequest): AsyncGenerator<RunEvent>;
+  /**
+   * Same as {@link RunApi.run}, yielding LangGraph's own stream chunks `[namespace, mode, data]` for
+   * `streamMode` (with subgraphs: a subagent's chunks come under `subagent:<child thread id>`,
+   * its tokens with the child's `thread_id` in their metadata). For protocol adapters.
+   */
   streamChunks(
     request: RunRequest,
     streamMode: readonly GraphStreamMode[],
   ): AsyncGenerator<RawRunItem>;
+  /**
+   * Stops a running run of `uid` whichever process runs it (this one at once, with every
+   * running subagent; another at its next heartbeat); false when `uid` has no such run running.
+   */
   cancel(uid: string, runId: string): Promise<boolean>;
+  /**
+   * A run's record, whichever process ran it: its thread, agent, status and the subagent
+   * records it made (whatever its end). A run whose process stopped before it finished reads
+   * `interrupted`, with `status_reason` saying so.
+   */
   runInfo(uid: string, runId: string): Promise<RunInfo | undefined>;
+  /**
+   * The records of `uid`'s runs on `threadId` (as {@link RunApi.runInfo} has them), newest first,
+   * whichever process ran them; `status` keeps only those, `offset`/`limit` page (default all).
+   *
+   * @throws SubagentGraphError `NOT_FOUND` (field `thread_id`) when the thread is not `uid`'s.
+   */
   listRuns(
     uid: string,
     threadId: string,
