@@ -1,9 +1,11 @@
 import { randomInt } from "node:crypto";
-import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { DeltaChannelHistory, SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { withSchemaLock } from "../store/schema-lock.js";
+import { DeltaHistoryBuilder, MAX_DELTA_CHANNELS, requestedChannels } from "./delta-history.js";
 
 /** Digits of the counter part of a version (as the Python saver: `f"{counter:032}"`). */
 const COUNTER_DIGITS = 32;
@@ -62,6 +64,84 @@ function foreignVersion(shown: string): SubagentGraphError {
     ErrorCode.CheckpointIncompatible,
     `ForkSafePostgresSaver: unexpected channel version ${shown} in a stored checkpoint (this saver writes "<32-digit counter>.<16 digits>", the stock saver 1, 2, 3…): another writer shares the checkpoint tables; give this saver a database or schema of its own`,
   );
+}
+
+/** One row of {@link deltaHistorySql}: a write of a walked channel, or a channel's seed. */
+interface DeltaHistoryRow {
+  /** 0: a write; 1: the stored value (seed) of `channel`. */
+  kind: 0 | 1;
+  task_id: string | null;
+  channel: string;
+  type: string | null;
+  blob: Buffer | null;
+}
+
+/**
+ * The one query behind {@link ForkSafePostgresSaver.getDeltaChannelHistory}. Parameters: `$1`
+ * thread id, `$2` namespace, `$3` channel names, `$4` their bits, `$5` the mask of all of them,
+ * `$6` the checkpoint id (when `byId`).
+ *
+ * `chain` walks `parent_checkpoint_id` up from the requested checkpoint's parent, one row per
+ * ancestor, carrying `open` (the channels still without a seed when the walk reaches it) and
+ * `seeds` (those of them it stores a value for). An ancestor stores a value for a channel when
+ * the blob its `channel_versions` names is not the stock saver's `empty` marker, the test the
+ * stock `getTuple` applies when it loads `channel_values`. The walk stops once every channel has
+ * its seed, or at the root. Writes come from every chain row for the channels still open there,
+ * including those the row seeds (the seed is the value before that ancestor's writes, as in the
+ * base class).
+ *
+ * Rows come back in replay order: writes by ancestor from the oldest, then by
+ * `(task_id, idx)` under the column's collation, the `ORDER BY` of the stock `getTuple`.
+ * Channel versions play no part in the order, so this saver's random version suffixes cannot
+ * reorder anything; they only select the blob of each ancestor's own version.
+ */
+function deltaHistorySql(schema: string, byId: boolean): string {
+  const table = (name: string) => `"${schema}".${name}`;
+  const present = (versions: string) => `(
+        SELECT coalesce(bit_or(1::bigint << r.bit), 0)
+        FROM requested AS r
+        JOIN ${table("checkpoint_blobs")} AS bl
+          ON bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = r.name
+          AND bl.version = ${versions} ->> r.name
+        WHERE bl.type <> 'empty'
+      )`;
+  const target = byId
+    ? "WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $6"
+    : "WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1";
+  return `
+WITH RECURSIVE
+  requested(name, bit) AS (SELECT * FROM unnest($3::text[], $4::int[])),
+  target AS (SELECT parent_checkpoint_id FROM ${table("checkpoints")} ${target}),
+  chain AS (
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint -> 'channel_versions' AS versions,
+      1 AS depth, $5::bigint AS open,
+      ${present("c.checkpoint -> 'channel_versions'")} & $5::bigint AS seeds
+    FROM target
+    JOIN ${table("checkpoints")} AS c
+      ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = target.parent_checkpoint_id
+    UNION ALL
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint -> 'channel_versions',
+      chain.depth + 1, chain.open & ~chain.seeds,
+      ${present("c.checkpoint -> 'channel_versions'")} & (chain.open & ~chain.seeds)
+    FROM chain
+    JOIN ${table("checkpoints")} AS c
+      ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = chain.parent_checkpoint_id
+    WHERE chain.open & ~chain.seeds <> 0
+  )
+SELECT 0 AS kind, chain.depth, cw.task_id, cw.idx, cw.channel, cw.type, cw.blob
+FROM chain
+JOIN ${table("checkpoint_writes")} AS cw
+  ON cw.thread_id = $1 AND cw.checkpoint_ns = $2 AND cw.checkpoint_id = chain.checkpoint_id
+JOIN requested AS r ON r.name = cw.channel
+WHERE (chain.open >> r.bit) & 1 = 1
+UNION ALL
+SELECT 1, chain.depth, NULL, NULL, r.name, bl.type, bl.blob
+FROM chain
+JOIN requested AS r ON (chain.seeds >> r.bit) & 1 = 1
+JOIN ${table("checkpoint_blobs")} AS bl
+  ON bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = r.name
+  AND bl.version = chain.versions ->> r.name
+ORDER BY kind, depth DESC, task_id, idx`;
 }
 
 /** Pool settings of {@link ForkSafePostgresSaver.open}. */
@@ -172,6 +252,47 @@ export class ForkSafePostgresSaver extends PostgresSaver {
    */
   override getNextVersion(current: number | undefined): number {
     return nextForkSafeVersion(current as string | number | undefined) as unknown as number;
+  }
+
+  /**
+   * A `DeltaChannel`'s history in ONE query (see {@link deltaHistorySql}) instead of the base
+   * class's `getTuple` per ancestor: same result, exactly (writes by ancestor from the oldest,
+   * then by task id and index as `getTuple` lists them; the nearest stored value as the seed;
+   * only the requested checkpoint's own ancestors, so a fork reads its branch). Falls back to
+   * the base walk for more than {@link MAX_DELTA_CHANNELS} channels at once.
+   */
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig;
+    channels: string[];
+  }): Promise<Record<string, DeltaChannelHistory>> {
+    const { config, channels } = options;
+    if (channels.length === 0) return {};
+    const requested = requestedChannels(channels);
+    if (requested.length > MAX_DELTA_CHANNELS) return super.getDeltaChannelHistory(options);
+    const checkpointId: unknown = config.configurable?.checkpoint_id;
+    const byId = typeof checkpointId === "string" && checkpointId !== "";
+    const everything = (1n << BigInt(requested.length)) - 1n;
+    const params: unknown[] = [
+      config.configurable?.thread_id ?? null,
+      config.configurable?.checkpoint_ns ?? "",
+      requested.map(({ name }) => name),
+      requested.map(({ bit }) => bit),
+      everything.toString(),
+    ];
+    if (byId) params.push(checkpointId);
+    const { rows } = await this.connections.query<DeltaHistoryRow>(
+      deltaHistorySql(this.schemaName, byId),
+      params,
+    );
+    const history = new DeltaHistoryBuilder(channels);
+    for (const row of rows) {
+      // Deserialized as the stock `getTuple` does (`_loadWrites`, `_loadBlobs`).
+      const value: unknown =
+        row.blob === null ? undefined : await this.serde.loadsTyped(row.type ?? "json", row.blob);
+      if (row.kind === 1) history.setSeed(row.channel, value);
+      else if (row.task_id !== null) history.addWrite([row.task_id, row.channel, value]);
+    }
+    return history.build();
   }
 
   /** Ends the pool. Idempotent (a second `pool.end()` would throw). */
