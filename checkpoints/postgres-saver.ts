@@ -1,6 +1,11 @@
 import { randomInt } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { DeltaChannelHistory, SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import {
+  type DeltaChannelHistory,
+  type PendingWrite,
+  type SerializerProtocol,
+  WRITES_IDX_MAP,
+} from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
@@ -91,7 +96,7 @@ interface DeltaHistoryRow {
  * base class).
  *
  * Rows come back in replay order: writes by ancestor from the oldest, then by
- * `(task_id, idx)` under the column's collation, the `ORDER BY` of the stock `getTuple`.
+ * `(task_path, task_id, idx)`, the order of this saver's `getTuple` (see {@link TASK_PATH_ORDER}).
  * Channel versions play no part in the order, so this saver's random version suffixes cannot
  * reorder anything; they only select the blob of each ancestor's own version.
  */
@@ -128,20 +133,34 @@ WITH RECURSIVE
       ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = chain.parent_checkpoint_id
     WHERE chain.open & ~chain.seeds <> 0
   )
-SELECT 0 AS kind, chain.depth, cw.task_id, cw.idx, cw.channel, cw.type, cw.blob
+SELECT 0 AS kind, chain.depth, cw.task_path COLLATE "C" AS task_path, cw.task_id, cw.idx, cw.channel, cw.type, cw.blob
 FROM chain
 JOIN ${table("checkpoint_writes")} AS cw
   ON cw.thread_id = $1 AND cw.checkpoint_ns = $2 AND cw.checkpoint_id = chain.checkpoint_id
 JOIN requested AS r ON r.name = cw.channel
 WHERE (chain.open >> r.bit) & 1 = 1
 UNION ALL
-SELECT 1, chain.depth, NULL, NULL, r.name, bl.type, bl.blob
+SELECT 1, chain.depth, NULL, NULL, NULL, r.name, bl.type, bl.blob
 FROM chain
 JOIN requested AS r ON (chain.seeds >> r.bit) & 1 = 1
 JOIN ${table("checkpoint_blobs")} AS bl
   ON bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = r.name
   AND bl.version = chain.versions ->> r.name
-ORDER BY kind, depth DESC, task_id, idx`;
+ORDER BY kind, depth DESC, task_path, task_id, idx`;
+}
+
+/** How the stock `getTuple` query orders a checkpoint's pending writes. */
+const STOCK_WRITES_ORDER = "order by cw.task_id, cw.idx";
+/**
+ * How this saver orders them: by task path first, the order live execution applies a
+ * superstep's writes in (compared by code point, as upstream's `compareWritesSortKeys`, hence
+ * `COLLATE "C"`: byte order of UTF-8 is code point order).
+ */
+const TASK_PATH_ORDER = 'order by cw.task_path COLLATE "C", cw.task_id, cw.idx';
+
+/** The stock saver's SQL statements, which the base class keeps private. */
+interface StockStatements {
+  SQL_STATEMENTS: { SELECT_SQL: string };
 }
 
 /** Pool settings of {@link ForkSafePostgresSaver.open}. */
@@ -172,6 +191,17 @@ export interface ForkSafePostgresSaverOpenOptions {
  * random part, so each write has its own blob row; fixed width keeps string comparison (which
  * LangGraph uses on versions) ordered by the counter.
  *
+ * **Writes in the order they were applied.** Tasks of one superstep (parallel tool calls,
+ * parallel subagents) write the same channel; live execution applies their writes by task
+ * path, and a `DeltaChannel` rebuilt from stored writes must replay them in that order or it
+ * differs from the run's (two tool results swap places). The stock saver drops the task path
+ * `putWrites` is given and lists writes by task id. This saver stores it
+ * (`checkpoint_writes.task_path`, added by `setup`; rows written before have `''`, which sorts
+ * first, as upstream specifies for writes without a path) and orders `getTuple`'s and `list`'s
+ * pending writes by `(task_path, task_id, idx)`.
+ *
+ * **One query per `DeltaChannel` read**: see {@link getDeltaChannelHistory}.
+ *
  * `PostgresSaver.fromConnString` always builds the base class, so build this one from a
  * `pg.Pool` (or with {@link ForkSafePostgresSaver.open}), and call `setup()` before use
  * (`open` does).
@@ -187,6 +217,16 @@ export class ForkSafePostgresSaver extends PostgresSaver {
     super(pool, serde, options);
     this.connections = pool;
     this.schemaName = options?.schema ?? "public";
+    // Both `getTuple` and `list` read with SELECT_SQL.
+    const statements = (this as unknown as StockStatements).SQL_STATEMENTS;
+    const found = statements.SELECT_SQL.split(STOCK_WRITES_ORDER).length - 1;
+    if (found !== 1) {
+      throw new SubagentGraphError(
+        ErrorCode.Internal,
+        `ForkSafePostgresSaver: the stock PostgresSaver's SELECT_SQL orders pending writes ${found} times by "${STOCK_WRITES_ORDER}" where once was expected; @langchain/langgraph-checkpoint-postgres changed, update checkpoints/postgres-saver.ts for it`,
+      );
+    }
+    statements.SELECT_SQL = statements.SELECT_SQL.replace(STOCK_WRITES_ORDER, TASK_PATH_ORDER);
   }
 
   /**
@@ -242,7 +282,64 @@ export class ForkSafePostgresSaver extends PostgresSaver {
    * `checkpoint_migrations` row or create the same table, and one of them fails to start.
    */
   override async setup(): Promise<void> {
-    await withSchemaLock(this.connections.options, () => super.setup());
+    await withSchemaLock(this.connections.options, async () => {
+      await super.setup();
+      // Outside the stock numbered migrations, whose positions are upstream's to add to.
+      // Python's saver has the same column, under the same name and definition.
+      await this.connections.query(
+        `ALTER TABLE "${this.schemaName}".checkpoint_writes ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT ''`,
+      );
+    });
+  }
+
+  /**
+   * The stock `putWrites` (same rows, same rule: special writes such as errors and interrupts
+   * replace, others keep the first) that also stores `taskPath`, the sort key live execution
+   * applied the task's writes by. One transaction, one statement per write, as the stock one.
+   */
+  override async putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath = "",
+  ): Promise<void> {
+    const { thread_id, checkpoint_ns, checkpoint_id } = config.configurable ?? {};
+    const allSpecial = writes.every(([channel]) => channel in WRITES_IDX_MAP);
+    const sql = `INSERT INTO "${this.schemaName}".checkpoint_writes
+        (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ${
+        allSpecial
+          ? "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob, task_path = EXCLUDED.task_path"
+          : "DO NOTHING"
+      }`;
+    const rows = await Promise.all(
+      writes.map(async ([channel, value], idx) => {
+        const [type, serialized] = await this.serde.dumpsTyped(value);
+        return [
+          thread_id,
+          checkpoint_ns,
+          checkpoint_id,
+          taskId,
+          taskPath,
+          WRITES_IDX_MAP[channel] ?? idx,
+          channel,
+          type,
+          new Uint8Array(serialized),
+        ];
+      }),
+    );
+    const client = await this.connections.connect();
+    try {
+      await client.query("BEGIN");
+      for (const row of rows) await client.query(sql, row);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK");
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   /**
@@ -257,7 +354,7 @@ export class ForkSafePostgresSaver extends PostgresSaver {
   /**
    * A `DeltaChannel`'s history in ONE query (see {@link deltaHistorySql}) instead of the base
    * class's `getTuple` per ancestor: same result, exactly (writes by ancestor from the oldest,
-   * then by task id and index as `getTuple` lists them; the nearest stored value as the seed;
+   * then by task path, task id and index as `getTuple` lists them; the nearest stored value as the seed;
    * only the requested checkpoint's own ancestors, so a fork reads its branch). Falls back to
    * the base walk for more than {@link MAX_DELTA_CHANNELS} channels at once.
    */
