@@ -285,7 +285,9 @@ export class ForkSafePostgresSaver extends PostgresSaver {
     await withSchemaLock(this.connections.options, async () => {
       await super.setup();
       // Outside the stock numbered migrations, whose positions are upstream's to add to.
-      // Python's saver has the same column, under the same name and definition.
+      // Python's saver added the same column (name and definition) as its migration 9, an
+      // ALTER without IF NOT EXISTS: if the JS saver ever ships that migration, it fails on a
+      // database this saver set up, so mark it applied here before upgrading that package.
       await this.connections.query(
         `ALTER TABLE "${this.schemaName}".checkpoint_writes ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT ''`,
       );
