@@ -1,9 +1,16 @@
 import { randomInt } from "node:crypto";
-import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  type DeltaChannelHistory,
+  type PendingWrite,
+  type SerializerProtocol,
+  WRITES_IDX_MAP,
+} from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { withSchemaLock } from "../store/schema-lock.js";
+import { DeltaHistoryBuilder, MAX_DELTA_CHANNELS, requestedChannels } from "./delta-history.js";
 
 /** Digits of the counter part of a version (as the Python saver: `f"{counter:032}"`). */
 const COUNTER_DIGITS = 32;
@@ -64,6 +71,98 @@ function foreignVersion(shown: string): SubagentGraphError {
   );
 }
 
+/** One row of {@link deltaHistorySql}: a write of a walked channel, or a channel's seed. */
+interface DeltaHistoryRow {
+  /** 0: a write; 1: the stored value (seed) of `channel`. */
+  kind: 0 | 1;
+  task_id: string | null;
+  channel: string;
+  type: string | null;
+  blob: Buffer | null;
+}
+
+/**
+ * The one query behind {@link ForkSafePostgresSaver.getDeltaChannelHistory}. Parameters: `$1`
+ * thread id, `$2` namespace, `$3` channel names, `$4` their bits, `$5` the mask of all of them,
+ * `$6` the checkpoint id (when `byId`).
+ *
+ * `chain` walks `parent_checkpoint_id` up from the requested checkpoint's parent, one row per
+ * ancestor, carrying `open` (the channels still without a seed when the walk reaches it) and
+ * `seeds` (those of them it stores a value for). An ancestor stores a value for a channel when
+ * the blob its `channel_versions` names is not the stock saver's `empty` marker, the test the
+ * stock `getTuple` applies when it loads `channel_values`. The walk stops once every channel has
+ * its seed, or at the root. Writes come from every chain row for the channels still open there,
+ * including those the row seeds (the seed is the value before that ancestor's writes, as in the
+ * base class).
+ *
+ * Rows come back in replay order: writes by ancestor from the oldest, then by
+ * `(task_path, task_id, idx)`, the order of this saver's `getTuple` (see {@link TASK_PATH_ORDER}).
+ * Channel versions play no part in the order, so this saver's random version suffixes cannot
+ * reorder anything; they only select the blob of each ancestor's own version.
+ */
+function deltaHistorySql(schema: string, byId: boolean): string {
+  const table = (name: string) => `"${schema}".${name}`;
+  const present = (versions: string) => `(
+        SELECT coalesce(bit_or(1::bigint << r.bit), 0)
+        FROM requested AS r
+        JOIN ${table("checkpoint_blobs")} AS bl
+          ON bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = r.name
+          AND bl.version = ${versions} ->> r.name
+        WHERE bl.type <> 'empty'
+      )`;
+  const target = byId
+    ? "WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $6"
+    : "WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1";
+  return `
+WITH RECURSIVE
+  requested(name, bit) AS (SELECT * FROM unnest($3::text[], $4::int[])),
+  target AS (SELECT parent_checkpoint_id FROM ${table("checkpoints")} ${target}),
+  chain AS (
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint -> 'channel_versions' AS versions,
+      1 AS depth, $5::bigint AS open,
+      ${present("c.checkpoint -> 'channel_versions'")} & $5::bigint AS seeds
+    FROM target
+    JOIN ${table("checkpoints")} AS c
+      ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = target.parent_checkpoint_id
+    UNION ALL
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint -> 'channel_versions',
+      chain.depth + 1, chain.open & ~chain.seeds,
+      ${present("c.checkpoint -> 'channel_versions'")} & (chain.open & ~chain.seeds)
+    FROM chain
+    JOIN ${table("checkpoints")} AS c
+      ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = chain.parent_checkpoint_id
+    WHERE chain.open & ~chain.seeds <> 0
+  )
+SELECT 0 AS kind, chain.depth, cw.task_path COLLATE "C" AS task_path, cw.task_id, cw.idx, cw.channel, cw.type, cw.blob
+FROM chain
+JOIN ${table("checkpoint_writes")} AS cw
+  ON cw.thread_id = $1 AND cw.checkpoint_ns = $2 AND cw.checkpoint_id = chain.checkpoint_id
+JOIN requested AS r ON r.name = cw.channel
+WHERE (chain.open >> r.bit) & 1 = 1
+UNION ALL
+SELECT 1, chain.depth, NULL, NULL, NULL, r.name, bl.type, bl.blob
+FROM chain
+JOIN requested AS r ON (chain.seeds >> r.bit) & 1 = 1
+JOIN ${table("checkpoint_blobs")} AS bl
+  ON bl.thread_id = $1 AND bl.checkpoint_ns = $2 AND bl.channel = r.name
+  AND bl.version = chain.versions ->> r.name
+ORDER BY kind, depth DESC, task_path, task_id, idx`;
+}
+
+/** How the stock `getTuple` query orders a checkpoint's pending writes. */
+const STOCK_WRITES_ORDER = "order by cw.task_id, cw.idx";
+/**
+ * How this saver orders them: by task path first, the order live execution applies a
+ * superstep's writes in (compared by code point, as upstream's `compareWritesSortKeys`, hence
+ * `COLLATE "C"`: byte order of UTF-8 is code point order).
+ */
+const TASK_PATH_ORDER = 'order by cw.task_path COLLATE "C", cw.task_id, cw.idx';
+
+/** The stock saver's SQL statements, which the base class keeps private. */
+interface StockStatements {
+  SQL_STATEMENTS: { SELECT_SQL: string };
+}
+
 /** Pool settings of {@link ForkSafePostgresSaver.open}. */
 export interface ForkSafePostgresSaverOpenOptions {
   /** Most connections the pool opens. Default 10. */
@@ -92,6 +191,17 @@ export interface ForkSafePostgresSaverOpenOptions {
  * random part, so each write has its own blob row; fixed width keeps string comparison (which
  * LangGraph uses on versions) ordered by the counter.
  *
+ * **Writes in the order they were applied.** Tasks of one superstep (parallel tool calls,
+ * parallel subagents) write the same channel; live execution applies their writes by task
+ * path, and a `DeltaChannel` rebuilt from stored writes must replay them in that order or it
+ * differs from the run's (two tool results swap places). The stock saver drops the task path
+ * `putWrites` is given and lists writes by task id. This saver stores it
+ * (`checkpoint_writes.task_path`, added by `setup`; rows written before have `''`, which sorts
+ * first, as upstream specifies for writes without a path) and orders `getTuple`'s and `list`'s
+ * pending writes by `(task_path, task_id, idx)`.
+ *
+ * **One query per `DeltaChannel` read**: see {@link getDeltaChannelHistory}.
+ *
  * `PostgresSaver.fromConnString` always builds the base class, so build this one from a
  * `pg.Pool` (or with {@link ForkSafePostgresSaver.open}), and call `setup()` before use
  * (`open` does).
@@ -107,6 +217,16 @@ export class ForkSafePostgresSaver extends PostgresSaver {
     super(pool, serde, options);
     this.connections = pool;
     this.schemaName = options?.schema ?? "public";
+    // Both `getTuple` and `list` read with SELECT_SQL.
+    const statements = (this as unknown as StockStatements).SQL_STATEMENTS;
+    const found = statements.SELECT_SQL.split(STOCK_WRITES_ORDER).length - 1;
+    if (found !== 1) {
+      throw new SubagentGraphError(
+        ErrorCode.Internal,
+        `ForkSafePostgresSaver: the stock PostgresSaver's SELECT_SQL orders pending writes ${found} times by "${STOCK_WRITES_ORDER}" where once was expected; @langchain/langgraph-checkpoint-postgres changed, update checkpoints/postgres-saver.ts for it`,
+      );
+    }
+    statements.SELECT_SQL = statements.SELECT_SQL.replace(STOCK_WRITES_ORDER, TASK_PATH_ORDER);
   }
 
   /**
@@ -162,7 +282,66 @@ export class ForkSafePostgresSaver extends PostgresSaver {
    * `checkpoint_migrations` row or create the same table, and one of them fails to start.
    */
   override async setup(): Promise<void> {
-    await withSchemaLock(this.connections.options, () => super.setup());
+    await withSchemaLock(this.connections.options, async () => {
+      await super.setup();
+      // Outside the stock numbered migrations, whose positions are upstream's to add to.
+      // Python's saver added the same column (name and definition) as its migration 9, an
+      // ALTER without IF NOT EXISTS: if the JS saver ever ships that migration, it fails on a
+      // database this saver set up, so mark it applied here before upgrading that package.
+      await this.connections.query(
+        `ALTER TABLE "${this.schemaName}".checkpoint_writes ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT ''`,
+      );
+    });
+  }
+
+  /**
+   * The stock `putWrites` (same rows, same rule: special writes such as errors and interrupts
+   * replace, others keep the first) that also stores `taskPath`, the sort key live execution
+   * applied the task's writes by. One transaction, one statement per write, as the stock one.
+   */
+  override async putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath = "",
+  ): Promise<void> {
+    const { thread_id, checkpoint_ns, checkpoint_id } = config.configurable ?? {};
+    const allSpecial = writes.every(([channel]) => channel in WRITES_IDX_MAP);
+    const sql = `INSERT INTO "${this.schemaName}".checkpoint_writes
+        (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ${
+        allSpecial
+          ? "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob, task_path = EXCLUDED.task_path"
+          : "DO NOTHING"
+      }`;
+    const rows = await Promise.all(
+      writes.map(async ([channel, value], idx) => {
+        const [type, serialized] = await this.serde.dumpsTyped(value);
+        return [
+          thread_id,
+          checkpoint_ns,
+          checkpoint_id,
+          taskId,
+          taskPath,
+          WRITES_IDX_MAP[channel] ?? idx,
+          channel,
+          type,
+          new Uint8Array(serialized),
+        ];
+      }),
+    );
+    const client = await this.connections.connect();
+    try {
+      await client.query("BEGIN");
+      for (const row of rows) await client.query(sql, row);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK");
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   /**
@@ -172,6 +351,47 @@ export class ForkSafePostgresSaver extends PostgresSaver {
    */
   override getNextVersion(current: number | undefined): number {
     return nextForkSafeVersion(current as string | number | undefined) as unknown as number;
+  }
+
+  /**
+   * A `DeltaChannel`'s history in ONE query (see {@link deltaHistorySql}) instead of the base
+   * class's `getTuple` per ancestor: same result, exactly (writes by ancestor from the oldest,
+   * then by task path, task id and index as `getTuple` lists them; the nearest stored value as the seed;
+   * only the requested checkpoint's own ancestors, so a fork reads its branch). Falls back to
+   * the base walk for more than {@link MAX_DELTA_CHANNELS} channels at once.
+   */
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig;
+    channels: string[];
+  }): Promise<Record<string, DeltaChannelHistory>> {
+    const { config, channels } = options;
+    if (channels.length === 0) return {};
+    const requested = requestedChannels(channels);
+    if (requested.length > MAX_DELTA_CHANNELS) return super.getDeltaChannelHistory(options);
+    const checkpointId: unknown = config.configurable?.checkpoint_id;
+    const byId = typeof checkpointId === "string" && checkpointId !== "";
+    const everything = (1n << BigInt(requested.length)) - 1n;
+    const params: unknown[] = [
+      config.configurable?.thread_id ?? null,
+      config.configurable?.checkpoint_ns ?? "",
+      requested.map(({ name }) => name),
+      requested.map(({ bit }) => bit),
+      everything.toString(),
+    ];
+    if (byId) params.push(checkpointId);
+    const { rows } = await this.connections.query<DeltaHistoryRow>(
+      deltaHistorySql(this.schemaName, byId),
+      params,
+    );
+    const history = new DeltaHistoryBuilder(channels);
+    for (const row of rows) {
+      // Deserialized as the stock `getTuple` does (`_loadWrites`, `_loadBlobs`).
+      const value: unknown =
+        row.blob === null ? undefined : await this.serde.loadsTyped(row.type ?? "json", row.blob);
+      if (row.kind === 1) history.setSeed(row.channel, value);
+      else if (row.task_id !== null) history.addWrite([row.task_id, row.channel, value]);
+    }
+    return history.build();
   }
 
   /** Ends the pool. Idempotent (a second `pool.end()` would throw). */

@@ -1,10 +1,10 @@
 import { dirname } from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { makeDirectorySync } from "../util/make-directory.js";
 import { ForkSafePostgresSaver, type ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
+import { DeltaHistorySqliteSaver } from "./sqlite-saver.js";
 
 /** Which built-in saver to use. */
 export type SaverKind = "memory" | "sqlite" | "postgres";
@@ -18,8 +18,10 @@ export interface ManagedSaver {
 
 /**
  * Opens a built-in checkpoint saver. `sqlite` stores checkpoints in `file` (its folder is
- * created); `memory` keeps them in this process only (tests, throwaway runs); `postgres`
- * connects to the database URL `target` (see {@link openPostgresSaver}) and is async.
+ * created) with a {@link DeltaHistorySqliteSaver} (the stock SQLite saver and its schema, with
+ * one-query `DeltaChannel` reads); `memory` keeps them in this process only (tests, throwaway
+ * runs); `postgres` connects to the database URL `target` (see {@link openPostgresSaver}) and
+ * is async.
  */
 export function openSaver(kind: "postgres", target: string): Promise<ManagedSaver>;
 export function openSaver(kind: "memory" | "sqlite", file?: string): ManagedSaver;
@@ -37,7 +39,7 @@ export function openSaver(kind: SaverKind, target?: string): ManagedSaver | Prom
   }
   if (kind === "postgres") return openPostgresSaver(target);
   makeDirectorySync(dirname(target));
-  const saver = SqliteSaver.fromConnString(target);
+  const saver = DeltaHistorySqliteSaver.fromConnString(target);
   return {
     saver,
     kind,
