@@ -1,6 +1,8 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { StateSchemaFields } from "@langchain/langgraph";
 import { type AgentMiddleware, createAgent } from "langchain";
 import type { AgentRecord } from "../agents/schema.js";
+import { agentStateOption } from "../checkpoints/channel-storage.js";
 import { mainRunContextSchema } from "../run-context.js";
 import { hostedAgentContextSchema } from "./context.js";
 import { type BackendDeps, normaliseResources } from "./resources.js";
@@ -10,6 +12,8 @@ export interface ChatAgentExtras {
   middleware: readonly AgentMiddleware[];
   /** Tools besides the registry's selection (the agent's MCP tools). */
   tools?: readonly StructuredToolInterface[];
+  /** State fields the agent declares for its middleware (delta channels, see `agentStateOption`). */
+  stateFields?: StateSchemaFields;
 }
 
 /**
@@ -26,5 +30,6 @@ export function buildChatAgent(record: AgentRecord, deps: BackendDeps, extras: C
     middleware: [...extras.middleware],
     contextSchema: deps.hosted ? hostedAgentContextSchema : mainRunContextSchema,
     checkpointer: deps.checkpointer,
+    ...agentStateOption(deps.storage, extras.stateFields),
   });
 }

@@ -1,6 +1,10 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
+import type {
+  LangGraphRunnableConfig,
+  StateSchemaFields,
+  StateSnapshot,
+} from "@langchain/langgraph";
 import type { AgentMiddleware } from "langchain";
 import type { AgentRecord, BackendId } from "../agents/schema.js";
 import { buildChatAgent } from "./chat-agent.js";
@@ -45,12 +49,16 @@ export interface AgentBackend {
    * that does not is bounded as a subagent instead.
    */
   acceptsSubagents: boolean;
-  /** `extraTools`: tools besides the registry's selection (the agent's MCP tools). */
+  /**
+   * `extraTools`: tools besides the registry's selection (the agent's MCP tools); `stateFields`:
+   * state the agent declares for its middleware (a chat agent's delta `subagent_runs`).
+   */
   build(
     record: AgentRecord,
     deps: BackendDeps,
     middleware: readonly AgentMiddleware[],
     extraTools?: readonly StructuredToolInterface[],
+    stateFields?: StateSchemaFields,
   ): AgentGraph;
 }
 
@@ -58,8 +66,14 @@ const BACKENDS: Readonly<Record<BackendId, AgentBackend>> = {
   ChatAgentBackend: {
     id: "ChatAgentBackend",
     acceptsSubagents: true,
-    build: (record, deps, middleware, extraTools) =>
-      asAgentGraph(buildChatAgent(record, deps, { middleware, tools: extraTools ?? [] })),
+    build: (record, deps, middleware, extraTools, stateFields) =>
+      asAgentGraph(
+        buildChatAgent(record, deps, {
+          middleware,
+          tools: extraTools ?? [],
+          ...(stateFields ? { stateFields } : {}),
+        }),
+      ),
   },
   SubAgentBackend: {
     id: "SubAgentBackend",

@@ -2,6 +2,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { AgentRecord } from "../agents/schema.js";
+import type { ChannelStorage } from "../checkpoints/channel-storage.js";
 import type { ModelFactory } from "../models/factory.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
@@ -19,6 +20,8 @@ export interface BackendDeps {
   hosted?: boolean | undefined;
   /** A model that replaces the one an agent's config names (replay tests); undefined = none. */
   modelFor?: ((record: AgentRecord) => BaseChatModel | undefined) | undefined;
+  /** How the agents' growing channels are checkpointed (the runtime's `checkpointStorage`). */
+  storage: ChannelStorage;
 }
 
 /** An agent's model, tools and system prompt, resolved from its runtime config. */

@@ -1,6 +1,7 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { type AgentMiddleware, createAgent } from "langchain";
 import type { AgentRecord } from "../agents/schema.js";
+import { agentStateOption } from "../checkpoints/channel-storage.js";
 import { subagentRunContextSchema } from "../run-context.js";
 import { type BackendDeps, normaliseResources } from "./resources.js";
 import { withoutForbiddenTools } from "./subagent-tools.js";
@@ -27,5 +28,6 @@ export function buildSubAgent(
     middleware: [...middleware],
     contextSchema: subagentRunContextSchema,
     checkpointer: deps.checkpointer,
+    ...agentStateOption(deps.storage),
   });
 }

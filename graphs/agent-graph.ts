@@ -13,6 +13,7 @@ import {
   createSubagentLimitsMiddleware,
   type SubagentBounds,
 } from "../middleware/subagent-limits.js";
+import { subagentRunsField } from "../middleware/subagent-runs.js";
 import {
   createTaskMiddleware,
   type DispatchLimits,
@@ -90,6 +91,7 @@ export function buildAgentGraph(
             })),
             loadChild: (slug, scope) => deps.loadChild(record, slug, scope),
             limits: (scope) => deps.dispatchLimits(record, scope),
+            storage: deps.storage,
           }),
         ]
       : [];
@@ -101,7 +103,19 @@ export function buildAgentGraph(
   ].map((tool) => tool.name);
   if (allowedSubagents.length > 0) toolNames.push(TASK_TOOL_NAME);
   const answers = createToolCallAnswersMiddleware({ toolNames: () => toolNames });
-  return backend.build(record, deps, [...middleware, answers, fileScope, ...innermost], mcpTools);
+  // A delta `subagent_runs` is declared on the agent, not on the task middleware (see
+  // `middleware/subagent-runs.ts`); with full storage the middleware declares it itself.
+  const stateFields =
+    allowedSubagents.length > 0 && deps.storage.kind === "delta"
+      ? { subagent_runs: subagentRunsField(deps.storage) }
+      : undefined;
+  return backend.build(
+    record,
+    deps,
+    [...middleware, answers, fileScope, ...innermost],
+    mcpTools,
+    stateFields,
+  );
 }
 
 function subagentMiddleware(record: AgentRecord) {

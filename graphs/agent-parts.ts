@@ -6,6 +6,7 @@ import type { ProcessSettings } from "../agents/limits.js";
 import { settingsSource } from "../agents/process-settings.js";
 import type { AgentRepository } from "../agents/repository.js";
 import type { AgentRecord } from "../agents/schema.js";
+import type { ChannelStorage, CheckpointStorage } from "../checkpoints/channel-storage.js";
 import { createModelFactory } from "../models/factory.js";
 import { ModelRequestLog } from "../models/request-log.js";
 import type { SandboxLayout } from "../sandbox/layout.js";
@@ -57,6 +58,16 @@ export interface AgentPartsOptions {
    * or test, not in a server. Default false.
    */
   recordModelRequests?: boolean;
+  /**
+   * How agents' conversations are checkpointed: `"delta"` (default) stores what each step wrote,
+   * with a full snapshot every `deltaSnapshotFrequency` updates, so a thread's bytes grow with its
+   * length; `"full"` is LangGraph's stock storage (the whole conversation in every checkpoint:
+   * no replay on reads, but bytes grow with the square of the length). Threads written either
+   * way stay readable after a switch. See README "Checkpoint storage".
+   */
+  checkpointStorage?: CheckpointStorage;
+  /** With `"delta"`: channel updates between full snapshots. Default 1000 (~250 turns). */
+  deltaSnapshotFrequency?: number;
 }
 
 /** What agents are built from, opened together: their tools, models, MCP servers and skills. */
@@ -81,6 +92,8 @@ export interface AgentPartsContext {
   checkpointer: BaseCheckpointSaver | undefined;
   /** The MCP servers, already read and checked (`loadMcpServers`). */
   mcpServers: McpServers;
+  /** The checkpoint storage, already checked (`resolveChannelStorage`). */
+  storage: ChannelStorage;
 }
 
 /**
@@ -114,6 +127,7 @@ export function openAgentParts(options: AgentPartsOptions, context: AgentPartsCo
       checkpointer: context.checkpointer,
       hosted: context.checkpointer === undefined,
       modelFor: options.modelFor,
+      storage: context.storage,
     },
     processLimits: settingsSource({ env, dataDir, overrides: options.limits, warn }),
     mcp,

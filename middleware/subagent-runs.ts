@@ -1,5 +1,6 @@
-import { ReducedValue, StateSchema } from "@langchain/langgraph";
+import { StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
+import { type ChannelStorage, listValue } from "../checkpoints/channel-storage.js";
 
 /** How a `task` call ended. */
 export const subagentRunStatus = z.enum(["completed", "failed", "cancelled", "timeout"]);
@@ -50,15 +51,26 @@ export function upsertSubagentRuns(
 }
 
 /**
- * State added by the task middleware. The reducer matters: several task calls of one model turn
- * each write a record in the same step, and a plain channel would reject the second write.
+ * The `subagent_runs` channel under `storage` (see `checkpoints/channel-storage.ts`). The
+ * reducer matters: several task calls of one model turn each write a record in the same step,
+ * and a plain channel would reject the second write.
  */
-export const subagentRunsState = new StateSchema({
-  subagent_runs: new ReducedValue(
+export function subagentRunsField(storage: ChannelStorage) {
+  return listValue(
+    storage,
     z.array(subagentRunSchema).default(() => []),
-    {
-      inputSchema: z.array(subagentRunSchema).optional(),
-      reducer: upsertSubagentRuns,
-    },
-  ),
-});
+    z.array(subagentRunSchema).optional(),
+    upsertSubagentRuns,
+  );
+}
+
+/**
+ * The task middleware's own state with full storage. A delta channel is declared on the agent
+ * instead (`graphs/agent-graph.ts`): langchain 1.5 reads a middleware's state fields as reducer
+ * values or zod schemas only, and fails on a delta one.
+ */
+export function subagentRunsState(storage: ChannelStorage) {
+  return storage.kind === "full"
+    ? new StateSchema({ subagent_runs: subagentRunsField(storage) })
+    : undefined;
+}

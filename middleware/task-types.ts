@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ChannelStorage } from "../checkpoints/channel-storage.js";
 import type { ChildGraph } from "./child-run.js";
 import type { ParentRunScope } from "./parent-scope.js";
 import type { SubagentRun } from "./subagent-runs.js";
@@ -46,6 +47,8 @@ export interface TaskMiddlewareOptions {
   loadChild(slug: string, scope: ParentRunScope): Promise<LoadedChild | undefined>;
   /** The caller's current dispatch limits (re-read on each dispatch: no restart needed). */
   limits(scope: ParentRunScope): Promise<DispatchLimits>;
+  /** How `subagent_runs` is checkpointed (the runtime's `checkpointStorage`). */
+  storage: ChannelStorage;
 }
 
 /** Arguments of the `task` tool. */

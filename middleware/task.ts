@@ -1,7 +1,7 @@
 import { type ToolRuntime, tool } from "@langchain/core/tools";
 import { createMiddleware } from "langchain";
-import { dispatchTask } from "./dispatch.js";
 import { formatSubagentListing } from "../util/subagent-listing.js";
+import { dispatchTask } from "./dispatch.js";
 import { subagentRunsState } from "./subagent-runs.js";
 import {
   TASK_TOOL_NAME,
@@ -30,6 +30,7 @@ export { TASK_TOOL_NAME } from "./task-types.js";
  */
 export function createTaskMiddleware(options: TaskMiddlewareOptions) {
   const listing = formatSubagentListing(options.subagents);
+  const stateSchema = subagentRunsState(options.storage);
 
   const taskTool = tool(
     (args: TaskArgs, runtime: ToolRuntime) => dispatchTask(args, runtime, options),
@@ -44,7 +45,7 @@ export function createTaskMiddleware(options: TaskMiddlewareOptions) {
 
   return createMiddleware({
     name: "TaskMiddleware",
-    stateSchema: subagentRunsState,
+    ...(stateSchema ? { stateSchema } : {}),
     tools: [taskTool],
     wrapModelCall: async (request, handler) =>
       // concat() joins without a separator: start the section on its own paragraph.

@@ -106,8 +106,13 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       thread_id: threadId,
       ...(request.checkpointId ? { checkpoint_id: request.checkpointId } : {}),
     };
+    // `subagent_runs: []` is a no-op update, given so that langchain's agent (which starts a run
+    // from its previous state merged with the input) does not write the thread's whole record
+    // list into every turn's input again: with delta storage that copy would grow each turn.
     const input =
-      request.input === undefined ? null : { messages: [new HumanMessage(request.input)] };
+      request.input === undefined
+        ? null
+        : { messages: [new HumanMessage(request.input)], subagent_runs: [] };
     // Before anything is written: a refused request leaves no thread and no run record.
     await checkStartingPoint(graph, configurable, input === null);
     await threads.claim(request.uid, threadId, record.id);
@@ -288,7 +293,7 @@ export interface PreparedRun {
   runId: string;
   config: RunConfig;
   /** `null` continues the thread from its checkpoint (no new message). */
-  input: { messages: HumanMessage[] } | null;
+  input: { messages: HumanMessage[]; subagent_runs: unknown[] } | null;
   /** Frees the thread (in this process and its lease) and records how the run ended. */
   release(status: RunOutcome): Promise<void>;
   startedAt: string;

@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import type { AgentRepository } from "../agents/repository.js";
 import type { AgentRecord } from "../agents/schema.js";
 import type { AgentGraph } from "../backends/registry.js";
+import { readChannelValues } from "../checkpoints/delta-read.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { metadataOf, type ThreadRecord, type ThreadRepository } from "../store/threads.js";
 import { checkForkEdit } from "./fork-values.js";
+import { AGENT_STATE_REDUCERS } from "./thread-state.js";
 
 /** A thread as the threads API shows it. */
 export interface ThreadInfo {
@@ -210,7 +212,9 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
         }
         return undefined;
       }
-      return graph ? graph.getState(config(threadId, tuple.checkpoint.id)) : snapshotOf(tuple);
+      return graph
+        ? graph.getState(config(threadId, tuple.checkpoint.id))
+        : snapshotOf(deps.saver, tuple);
     },
 
     async fork(uid, threadId, edit) {
@@ -281,7 +285,9 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
           );
         if (!kept) return [];
         return [
-          graph ? await graph.getState(config(threadId, tuple.checkpoint.id)) : snapshotOf(tuple),
+          graph
+            ? await graph.getState(config(threadId, tuple.checkpoint.id))
+            : await snapshotOf(deps.saver, tuple),
         ];
       }
       const listOptions = {
@@ -297,7 +303,7 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
         return states;
       }
       for await (const tuple of deps.saver.list(config(threadId), listOptions)) {
-        states.push(snapshotOf(tuple));
+        states.push(await snapshotOf(deps.saver, tuple));
       }
       return states;
     },
@@ -313,15 +319,20 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
  * A state read from a checkpoint alone, for a thread whose agent is gone (deleted or no longer
  * shared): the values are there, but without the graph nothing is known of what runs next.
  */
-function snapshotOf(
-  tuple: Awaited<ReturnType<BaseCheckpointSaver["getTuple"]>> & object,
-): StateSnapshot {
-  // Channels named like `__start__` or `branch:to:model` are LangGraph's own, not state.
-  const values = Object.fromEntries(
-    Object.entries(tuple.checkpoint.channel_values).filter(
-      ([key]) => !key.startsWith("__") && !key.includes(":"),
+async function snapshotOf(
+  saver: BaseCheckpointSaver,
+  tuple: CheckpointTuple,
+): Promise<StateSnapshot> {
+  // Channels named like `__start__` or `branch:to:model` are LangGraph's own, not state; the
+  // agent's growing channels are rebuilt when they are stored as deltas.
+  const values = {
+    ...Object.fromEntries(
+      Object.entries(tuple.checkpoint.channel_values).filter(
+        ([key]) => !key.startsWith("__") && !key.includes(":"),
+      ),
     ),
-  );
+    ...(await readChannelValues(saver, tuple, AGENT_STATE_REDUCERS)),
+  };
   return {
     values,
     next: [],

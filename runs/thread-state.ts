@@ -1,5 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
+import { messagesDeltaReducer } from "@langchain/langgraph";
 import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import { type ChannelReducers, readChannelValues } from "../checkpoints/delta-read.js";
 import {
   type SubagentRun,
   subagentRunSchema,
@@ -38,11 +40,7 @@ export async function readThreadState(
 ): Promise<ThreadState> {
   const tuple = await saver.getTuple(rootConfig(threadId));
   if (!tuple) return { checkpointId: undefined, messages: [], subagentRuns: [] };
-  return {
-    checkpointId: tuple.checkpoint.id,
-    messages: messagesOf(tuple),
-    subagentRuns: subagentRunsOf(tuple),
-  };
+  return { checkpointId: tuple.checkpoint.id, ...(await stateOf(saver, tuple)) };
 }
 
 /**
@@ -58,7 +56,7 @@ export async function readRunSubagentRuns(
 ): Promise<SubagentRun[]> {
   const tuple = await saver.getTuple(rootConfig(threadId));
   if (!tuple) return [];
-  let records = subagentRunsOf(tuple);
+  let records = (await stateOf(saver, tuple)).subagentRuns;
   for (const [, channel, value] of tuple.pendingWrites ?? []) {
     if (channel === "subagent_runs" && Array.isArray(value)) {
       records = upsertSubagentRuns(records, wellFormed(value));
@@ -81,21 +79,40 @@ export async function readHistory(
       createdAt: tuple.checkpoint.ts,
       step: tuple.metadata?.step,
       source: tuple.metadata?.source,
-      messages: messagesOf(tuple),
-      subagentRuns: subagentRunsOf(tuple),
+      ...(await stateOf(saver, tuple)),
     });
   }
   return checkpoints;
 }
 
-function messagesOf(tuple: CheckpointTuple): BaseMessage[] {
-  const messages = tuple.checkpoint.channel_values.messages;
-  return Array.isArray(messages) ? (messages as BaseMessage[]) : [];
-}
+/**
+ * The channels of an agent's state the runtime reads, with the batch reducers that rebuild them
+ * from delta writes (the same folds the graphs use, see `checkpoints/channel-storage.ts`).
+ */
+export const AGENT_STATE_REDUCERS: ChannelReducers = {
+  messages: messagesDeltaReducer as ChannelReducers[string],
+  subagent_runs: (state, writes) =>
+    writes.reduce<SubagentRun[]>(
+      (current, update) =>
+        upsertSubagentRuns(current, Array.isArray(update) ? wellFormed(update) : []),
+      Array.isArray(state) ? wellFormed(state) : [],
+    ),
+};
 
-function subagentRunsOf(tuple: CheckpointTuple): SubagentRun[] {
-  const runs = tuple.checkpoint.channel_values.subagent_runs;
-  return Array.isArray(runs) ? wellFormed(runs) : [];
+/** A checkpoint's messages and subagent records, whichever storage wrote them. */
+async function stateOf(
+  saver: BaseCheckpointSaver,
+  tuple: CheckpointTuple,
+): Promise<{ messages: BaseMessage[]; subagentRuns: SubagentRun[] }> {
+  const { messages, subagent_runs: runs } = await readChannelValues(
+    saver,
+    tuple,
+    AGENT_STATE_REDUCERS,
+  );
+  return {
+    messages: Array.isArray(messages) ? (messages as BaseMessage[]) : [],
+    subagentRuns: Array.isArray(runs) ? wellFormed(runs) : [],
+  };
 }
 
 /** Checkpoints are data from disk: keep only well-formed records. */

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage } from "@langchain/core/messages";
 import { BUILTIN_LIMITS } from "../../agents/limits.js";
+import { resolveChannelStorage } from "../../checkpoints/channel-storage.js";
 import { buildAgentGraph } from "../../graphs/agent-graph.js";
 import { createModelFactory } from "../../models/factory.js";
 import type { SubagentRunContext } from "../../run-context.js";
@@ -32,6 +33,8 @@ export async function ourChildGraph(
     models: createModelFactory({ env: {}, models: { "bench:child": childModel } }),
     tools: new ToolRegistry(builtinTools()),
     checkpointer: ours.saver,
+    // The runtime's default storage, as `openOurs` builds it.
+    storage: resolveChannelStorage(),
     loadChild: async () => undefined,
     dispatchLimits: async () => ({
       maxResultChars: BUILTIN_LIMITS.max_result_chars,

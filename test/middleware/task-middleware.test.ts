@@ -2,6 +2,7 @@ import { HumanMessage, type ToolMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
+import { resolveChannelStorage } from "../../checkpoints/channel-storage.js";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
 import { upsertSubagentRuns } from "../../middleware/subagent-runs.js";
 import { createTaskMiddleware } from "../../middleware/task.js";
@@ -71,6 +72,7 @@ describe("task middleware pieces", () => {
       middleware: [
         createTaskMiddleware({
           subagents: [{ slug: "r", description: "a subagent" }],
+          storage: resolveChannelStorage("full"),
           loadChild: async () => {
             loads += 1;
             return undefined;
@@ -120,6 +122,7 @@ describe("task middleware pieces", () => {
       middleware: [
         createTaskMiddleware({
           subagents: [{ slug: "r", description: "a subagent" }],
+          storage: resolveChannelStorage("full"),
           loadChild: async () => {
             throw new Error("disk on fire");
           },

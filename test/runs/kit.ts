@@ -4,6 +4,7 @@
  * store. No runtime around them, so each test reaches the module it tests directly and can
  * close it (`close()` makes `ensureOpen` throw) without closing anything else.
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { MemorySaver } from "@langchain/langgraph";
 import { AgentRepository } from "../../agents/repository.js";
 import type { AgentRecord } from "../../agents/schema.js";
+import { resolveChannelStorage } from "../../checkpoints/channel-storage.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import { openAgentParts } from "../../graphs/agent-parts.js";
 import { createFilesApi, type FilesApi } from "../../runs/files-api.js";
@@ -78,6 +80,7 @@ export async function openRunsKit(
       repository: agents,
       checkpointer: saver,
       mcpServers: {},
+      storage: resolveChannelStorage(),
     },
   );
   const mainAgent = mainAgentResolver(agents);
