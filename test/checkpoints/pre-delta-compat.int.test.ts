@@ -5,10 +5,10 @@
  * The fixtures (test/fixtures/pre-delta, made by make-fixtures.ts at commit 9a011e4) are a data
  * dir of the embedded default (agents.sqlite, checkpoints.sqlite) and a `pg_dump` of a runtime
  * on PostgreSQL, each with what that code read back (expected.json). Each is opened with
- * today's `createRuntime` (default storage) and must read every old checkpoint with the same
- * messages, read the child threads, continue the thread (old messages and their ids
- * unchanged), replay and fork from an old checkpoint, and delete the thread without leaving a
- * row behind.
+ * today's `createRuntime`, on the default (delta) storage and on the full one, and must read
+ * every old checkpoint with the same messages, read the child threads, continue the thread in
+ * the runtime's storage (old messages and their ids unchanged), replay and fork from an old
+ * checkpoint, and delete the thread without leaving a row behind.
  */
 
 import { readFileSync } from "node:fs";
@@ -16,6 +16,7 @@ import { join } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { ErrorCode } from "../../errors.js";
+import type { RuntimeOptions } from "../../runtime.js";
 import { expectFailure } from "../agents/helpers.js";
 import {
   describeMessage,
@@ -42,7 +43,11 @@ const describeAll = (messages: readonly BaseMessage[]) => messages.map(describeM
  * The assertions, the same on every database: `open` gives a runtime on a copy of the fixture
  * whose reads `expected` recorded.
  */
-async function checkPreDeltaThread(opened: RuntimeOnDatabase, expected: ExpectedFixture) {
+async function checkPreDeltaThread(
+  opened: RuntimeOnDatabase,
+  expected: ExpectedFixture,
+  storage: "delta" | "full",
+) {
   const { runtime } = opened;
   const { uid, threadId } = expected;
   const message = (index: number): ExpectedMessage => {
@@ -138,6 +143,33 @@ async function checkPreDeltaThread(opened: RuntimeOnDatabase, expected: Expected
   let history = await readHistory();
   expect(history.find((c) => c.parentCheckpointId === expected.headCheckpointId)).toBeDefined();
   expect(history.slice(-expectedHistory.length)).toEqual(expectedHistory);
+  // The new turn went on in the runtime's storage: its checkpoints that changed a channel hold
+  // no list on the delta storage (writes and snapshots), the whole list on the full one. (A
+  // checkpoint that did not change a channel may carry the old full value: PostgreSQL stores a
+  // value per channel version.)
+  const oldIds = new Set(expectedHistory.map((checkpoint) => checkpoint.checkpointId));
+  const oldVersions = new Set<string>();
+  const fresh: { versions: Record<string, unknown>; values: Record<string, unknown> }[] = [];
+  for await (const tuple of runtime.checkpointer.list({
+    configurable: { thread_id: threadId, checkpoint_ns: "" },
+  })) {
+    const { id, channel_versions: versions, channel_values: values } = tuple.checkpoint;
+    if (oldIds.has(id)) {
+      for (const [channel, version] of Object.entries(versions)) {
+        oldVersions.add(`${channel}@${version}`);
+      }
+    } else fresh.push({ versions, values });
+  }
+  expect(fresh).toHaveLength(history.length - expectedHistory.length);
+  for (const channel of ["messages", "subagent_runs"]) {
+    const changed = fresh.filter(
+      ({ versions }) =>
+        versions[channel] !== undefined && !oldVersions.has(`${channel}@${versions[channel]}`),
+    );
+    expect(changed.length, channel).toBeGreaterThan(0);
+    const lists = changed.filter(({ values }) => Array.isArray(values[channel]));
+    expect(lists.length, channel).toBe(storage === "delta" ? 0 : changed.length);
+  }
 
   // 4. A replay from an old checkpoint (the first question only): the model runs again.
   const start = expectedHistory.find((c) => c.step === 0);
@@ -219,28 +251,37 @@ async function checkPreDeltaThread(opened: RuntimeOnDatabase, expected: Expected
     expect(left[table], table).toBeUndefined();
 }
 
-describe("a thread written before the delta storage", () => {
-  const opened: RuntimeOnDatabase[] = [];
-  afterEach(async () => {
-    for (const runtime of opened.splice(0)) await runtime.dispose();
-  });
+const STORAGES = [
+  { storage: "delta", options: {} },
+  { storage: "full", options: { checkpointStorage: "full" } },
+] satisfies { storage: "delta" | "full"; options: Partial<RuntimeOptions> }[];
 
-  it("reads, continues, replays, forks and deletes on the embedded SQLite default", async () => {
-    const runtime = await runtimeOnSqlite({
-      files: {
-        "agents.sqlite": join(FIXTURES, "sqlite", "agents.sqlite"),
-        "checkpoints.sqlite": join(FIXTURES, "sqlite", "checkpoints.sqlite"),
-      },
+describe.each(STORAGES)(
+  "a thread written before the delta storage, opened on the $storage storage",
+  ({ storage, options }) => {
+    const opened: RuntimeOnDatabase[] = [];
+    afterEach(async () => {
+      for (const runtime of opened.splice(0)) await runtime.dispose();
     });
-    opened.push(runtime);
-    await checkPreDeltaThread(runtime, readExpected(join("sqlite", "expected.json")));
-  });
 
-  it("reads, continues, replays, forks and deletes on PostgreSQL", async () => {
-    const url = await createTestDatabase(inject("postgresUrl"), "predelta");
-    restorePostgresDump(url, join(FIXTURES, "postgres.sql"));
-    const runtime = await runtimeOnPostgres(url);
-    opened.push(runtime);
-    await checkPreDeltaThread(runtime, readExpected("postgres.expected.json"));
-  });
-});
+    it("reads, continues, replays, forks and deletes on the embedded SQLite default", async () => {
+      const runtime = await runtimeOnSqlite({
+        files: {
+          "agents.sqlite": join(FIXTURES, "sqlite", "agents.sqlite"),
+          "checkpoints.sqlite": join(FIXTURES, "sqlite", "checkpoints.sqlite"),
+        },
+        runtime: options,
+      });
+      opened.push(runtime);
+      await checkPreDeltaThread(runtime, readExpected(join("sqlite", "expected.json")), storage);
+    });
+
+    it("reads, continues, replays, forks and deletes on PostgreSQL", async () => {
+      const url = await createTestDatabase(inject("postgresUrl"), "predelta");
+      restorePostgresDump(url, join(FIXTURES, "postgres.sql"));
+      const runtime = await runtimeOnPostgres(url, { runtime: options });
+      opened.push(runtime);
+      await checkPreDeltaThread(runtime, readExpected("postgres.expected.json"), storage);
+    });
+  },
+);

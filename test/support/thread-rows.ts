@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { createRuntime, type Runtime, type RuntimeOptions } from "../../runtime.js";
@@ -15,7 +16,7 @@ export type ThreadRows = Record<string, Record<string, number>>;
 
 /** A runtime on a database a test can also read directly, and that it can dispose of. */
 export interface RuntimeOnDatabase {
-  kind: "sqlite" | "postgres";
+  kind: "memory" | "sqlite" | "postgres";
   runtime: Runtime;
   dataDir: string;
   /** Every table's rows per thread id (checkpoint tables and the agent store's). */
@@ -71,6 +72,59 @@ export async function runtimeOnSqlite(
         }
       }
       return rows;
+    },
+    dispose: async () => {
+      try {
+        await runtime.close();
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/**
+ * A runtime on the in-memory saver (`checkpointer: "memory"`, SQLite agent store in a fresh
+ * data dir). Its rows are the saver's own maps: `checkpoints` (per thread, every namespace) and
+ * `writes`.
+ */
+export async function runtimeInMemory(
+  options: { runtime?: Partial<RuntimeOptions> } = {},
+): Promise<RuntimeOnDatabase> {
+  const dataDir = mkdtempSync(join(tmpdir(), "sg-rows-memory-"));
+  let runtime: Runtime;
+  try {
+    runtime = await createRuntime({
+      dataDir,
+      checkpointer: "memory",
+      ...quiet,
+      ...options.runtime,
+    });
+  } catch (error) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    kind: "memory",
+    runtime,
+    dataDir,
+    threadRows: async () => {
+      const saver = runtime.checkpointer;
+      if (!(saver instanceof MemorySaver)) throw new Error("not a MemorySaver");
+      const checkpoints: Record<string, number> = {};
+      for (const [threadId, namespaces] of Object.entries(saver.storage)) {
+        const count = Object.values(namespaces).reduce(
+          (sum, byId) => sum + Object.keys(byId).length,
+          0,
+        );
+        if (count > 0) checkpoints[threadId] = count;
+      }
+      const writes: Record<string, number> = {};
+      for (const key of Object.keys(saver.writes)) {
+        const [threadId] = JSON.parse(key) as [string];
+        writes[threadId] = (writes[threadId] ?? 0) + Object.keys(saver.writes[key] ?? {}).length;
+      }
+      return { checkpoints, writes };
     },
     dispose: async () => {
       try {
