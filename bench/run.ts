@@ -19,11 +19,13 @@ import { dispatchScenario } from "./scenarios/dispatch.js";
 import { loadScenario } from "./scenarios/load.js";
 import { parallelScenario } from "./scenarios/parallel.js";
 import { promptScenario } from "./scenarios/prompt.js";
+import { snapshotScenario } from "./scenarios/snapshots.js";
 
 const SCENARIOS: readonly Scenario[] = [
   dispatchScenario,
   parallelScenario,
   checkpointScenario,
+  snapshotScenario,
   loadScenario,
   buildScenario,
   promptScenario,

@@ -57,6 +57,14 @@ export interface OurSystemOptions {
    * `"data-dir"`: the runtime's default `<dataDir>/agents.sqlite`, as a deployed service has it.
    */
   store?: "memory" | "data-dir";
+  /**
+   * How the agents' append-only channels (`messages`, `subagent_runs`) are checkpointed:
+   * `"delta"` (writes plus periodic snapshots) or `"full"` (LangGraph's stock storage, the whole
+   * value in every checkpoint). Default: the runtime's default.
+   */
+  checkpointStorage?: "full" | "delta";
+  /** Updates of a delta channel between full snapshots. Default: the runtime's default. */
+  deltaSnapshotFrequency?: number;
 }
 
 /**
@@ -83,6 +91,10 @@ export async function openOurs(options: OurSystemOptions): Promise<OurSystem | u
     models: { "bench:main": options.mainModel, "bench:child": options.childModel },
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.checkpointStorage ? { checkpointStorage: options.checkpointStorage } : {}),
+    ...(options.deltaSnapshotFrequency !== undefined
+      ? { deltaSnapshotFrequency: options.deltaSnapshotFrequency }
+      : {}),
   });
   await runtime.agents.create(
     UID,
