@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { readCatalog } from "./agents/catalog.js";
 import { AgentRepository } from "./agents/repository.js";
-import { resolveChannelStorage } from "./checkpoints/channel-storage.js";
+import { checkStorageOptions, resolveChannelStorage } from "./checkpoints/channel-storage.js";
 import { openStorage } from "./checkpoints/open-storage.js";
 import { ErrorCode, SubagentGraphError } from "./errors.js";
 import { openAgentParts } from "./graphs/agent-parts.js";
@@ -55,13 +55,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const warn = options.warn ?? ((message: string) => console.warn(`[subagent-graph] ${message}`));
   // Before anything is opened: a bad config fails here without leaving a store open.
   const mcpServers = loadMcpServers({ option: options.mcpServers, env, dataDir });
-  const channelStorage = resolveChannelStorage(
+  const requestedStorage = checkStorageOptions(
     options.checkpointStorage,
     options.deltaSnapshotFrequency,
   );
   const { database: store, checkpointer } = options;
   const storage = await openStorage({ dataDir, env, database: store, checkpointer });
   const { database, saver, hosted } = storage;
+  const channelStorage = resolveChannelStorage(requestedStorage, hosted ? undefined : saver);
   let closed = false;
   const ensureOpen = () => {
     if (closed)

@@ -6,15 +6,17 @@ import {
   StateSchema,
   type StateSchemaFields,
 } from "@langchain/langgraph";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ForkSafePostgresSaver } from "./postgres-saver.js";
+import { DeltaHistorySqliteSaver } from "./sqlite-saver.js";
 
 /**
  * How an agent's growing channels (`messages`, `subagent_runs`) are checkpointed:
- * - `"delta"` (default): each step stores only what it wrote, with a full snapshot of the channel
- *   every `snapshotFrequency` updates; a read rebuilds the value from the nearest snapshot and
- *   the writes since (one query on our SQLite and PostgreSQL savers). Bytes grow linearly with
- *   the conversation.
+ * - `"delta"`: each step stores only what it wrote, with a full snapshot of the channel every
+ *   `snapshotFrequency` updates; a read rebuilds the value from the nearest snapshot and the
+ *   writes since (one query on our SQLite and PostgreSQL savers).
  * - `"full"`: LangGraph's stock storage, the whole value in every checkpoint that changed it.
  *   Reads need no replay, but a conversation of n steps stores on the order of n² bytes.
  * A thread written one way stays readable the other way (LangGraph rebuilds either), so the
@@ -31,26 +33,32 @@ export interface ChannelStorage {
 
 /**
  * Updates of a channel between two snapshots. A main agent's turn writes `messages` about four
- * times (input, model, tools, model), so 1000 updates is a snapshot every ~250 turns: rare
- * enough that the bytes of a turn stay flat, while a read replays at most 1000 writes in one
- * query (bench/README.md, "Checkpoint growth", has the sweep behind the choice).
+ * times (input, model, tools, model), so 250 updates is a snapshot every ~60 turns: a read
+ * replays at most 250 writes (about 15 ms on SQLite), and a snapshot rarely falls inside a
+ * window of turns (bench/README.md, "Snapshot frequency", has the sweep behind the choice).
  */
-export const DEFAULT_SNAPSHOT_FREQUENCY = 1000;
+export const DEFAULT_SNAPSHOT_FREQUENCY = 250;
+
+/** The storage options as given, checked: `kind` undefined means the saver's default. */
+export interface RequestedStorage {
+  kind: CheckpointStorage | undefined;
+  snapshotFrequency: number;
+}
 
 /**
- * The storage the `checkpointStorage` and `deltaSnapshotFrequency` options ask for.
+ * Checks the `checkpointStorage` and `deltaSnapshotFrequency` options (before anything opens).
  *
  * @throws SubagentGraphError `VALIDATION_FAILED` naming the option for an unknown storage or a
  *   frequency that is not a whole number of at least 1.
  */
-export function resolveChannelStorage(
-  kind: unknown = "delta",
+export function checkStorageOptions(
+  kind: unknown,
   snapshotFrequency: unknown = DEFAULT_SNAPSHOT_FREQUENCY,
-): ChannelStorage {
-  if (kind !== "delta" && kind !== "full") {
+): RequestedStorage {
+  if (kind !== undefined && kind !== "delta" && kind !== "full") {
     throw new SubagentGraphError(
       ErrorCode.Validation,
-      `checkpointStorage ${JSON.stringify(kind)} is not a storage: use "delta" (the default, linear) or "full" (LangGraph's stock storage)`,
+      `checkpointStorage ${JSON.stringify(kind)} is not a storage: use "delta" (linear, the default on the SQLite and PostgreSQL savers) or "full" (LangGraph's stock storage)`,
       { field: "checkpointStorage" },
     );
   }
@@ -66,6 +74,24 @@ export function resolveChannelStorage(
     );
   }
   return { kind, snapshotFrequency };
+}
+
+/**
+ * The storage a runtime uses: the one asked for, else `"delta"` on the savers that rebuild a
+ * delta channel in one query (ours for SQLite and PostgreSQL) and `"full"` elsewhere. The
+ * memory saver and LangGraph servers' savers rebuild it by reading every ancestor checkpoint,
+ * which the bench measured at 10× the full storage's time per turn by turn 50.
+ */
+export function resolveChannelStorage(
+  requested: RequestedStorage = checkStorageOptions(undefined),
+  saver?: BaseCheckpointSaver,
+): ChannelStorage {
+  const rebuildsInOneQuery =
+    saver instanceof DeltaHistorySqliteSaver || saver instanceof ForkSafePostgresSaver;
+  return {
+    kind: requested.kind ?? (rebuildsInOneQuery ? "delta" : "full"),
+    snapshotFrequency: requested.snapshotFrequency,
+  };
 }
 
 /**

@@ -59,14 +59,15 @@ export interface AgentPartsOptions {
    */
   recordModelRequests?: boolean;
   /**
-   * How agents' conversations are checkpointed: `"delta"` (default) stores what each step wrote,
-   * with a full snapshot every `deltaSnapshotFrequency` updates, so a thread's bytes grow with its
-   * length; `"full"` is LangGraph's stock storage (the whole conversation in every checkpoint:
-   * no replay on reads, but bytes grow with the square of the length). Threads written either
-   * way stay readable after a switch. See README "Checkpoint storage".
+   * How agents' conversations are checkpointed: `"delta"` stores what each step wrote, with a
+   * full snapshot every `deltaSnapshotFrequency` updates (reads replay the writes since); `"full"`
+   * is LangGraph's stock storage (the whole conversation in every checkpoint: no replay on
+   * reads, but bytes grow with the square of the length). Default: `"delta"` on the SQLite and
+   * PostgreSQL savers, `"full"` on others (they rebuild a delta channel ancestor by ancestor).
+   * Threads written either way stay readable after a switch. See README "Checkpoint storage".
    */
   checkpointStorage?: CheckpointStorage;
-  /** With `"delta"`: channel updates between full snapshots. Default 1000 (~250 turns). */
+  /** With `"delta"`: channel updates between full snapshots. Default 250 (~60 turns). */
   deltaSnapshotFrequency?: number;
 }
 

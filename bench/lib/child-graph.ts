@@ -34,7 +34,7 @@ export async function ourChildGraph(
     tools: new ToolRegistry(builtinTools()),
     checkpointer: ours.saver,
     // The runtime's default storage, as `openOurs` builds it.
-    storage: resolveChannelStorage(),
+    storage: resolveChannelStorage(undefined, ours.saver),
     loadChild: async () => undefined,
     dispatchLimits: async () => ({
       maxResultChars: BUILTIN_LIMITS.max_result_chars,

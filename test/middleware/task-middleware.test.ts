@@ -72,7 +72,7 @@ describe("task middleware pieces", () => {
       middleware: [
         createTaskMiddleware({
           subagents: [{ slug: "r", description: "a subagent" }],
-          storage: resolveChannelStorage("full"),
+          storage: resolveChannelStorage(),
           loadChild: async () => {
             loads += 1;
             return undefined;
@@ -122,7 +122,7 @@ describe("task middleware pieces", () => {
       middleware: [
         createTaskMiddleware({
           subagents: [{ slug: "r", description: "a subagent" }],
-          storage: resolveChannelStorage("full"),
+          storage: resolveChannelStorage(),
           loadChild: async () => {
             throw new Error("disk on fire");
           },

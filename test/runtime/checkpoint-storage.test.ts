@@ -179,6 +179,21 @@ describe("checkpoint storage", () => {
     );
   });
 
+  it("defaults to delta on the SQLite saver and to full on the memory saver", async () => {
+    const stored = async (options: Partial<RuntimeOptions>) => {
+      const runtime = await open(dataDir(), options);
+      await runtime.run({ uid: "alice", threadId: "t", input: "question number 1" });
+      const tuple = await runtime.checkpointer.getTuple({
+        configurable: { thread_id: "t", checkpoint_ns: "" },
+      });
+      return Object.hasOwn(tuple?.checkpoint.channel_values ?? {}, "messages");
+    };
+    expect(await stored({})).toBe(false);
+    expect(await stored({ checkpointer: "memory" })).toBe(true);
+    expect(await stored({ checkpointer: "memory", checkpointStorage: "delta" })).toBe(false);
+    expect(await stored({ checkpointStorage: "full" })).toBe(true);
+  });
+
   it("refuses an unknown storage or a bad snapshot frequency before opening anything", async () => {
     const dir = join(dataDir(), "never-made");
     const refused = async (options: Partial<RuntimeOptions>) =>
