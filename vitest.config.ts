@@ -8,6 +8,10 @@ export default defineConfig({
     globalSetup: ["test/support/global-setup.ts", "test/support/pack-setup.ts"],
     // The checkpoint-validation suite (a later issue) needs vitest's globals.
     globals: true,
+    // Two test files at a time. vitest's default is one fewer than the cores (one, on the 2-core
+    // CI machines), but most files here wait on child processes, servers and PostgreSQL rather
+    // than the CPU, so two overlap well.
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
