@@ -123,6 +123,16 @@ export function agentStateOption(storage: ChannelStorage, fields: StateSchemaFie
 }
 
 /**
+ * The batch reducer of a delta channel whose writes fold one at a time with `merge`: the same
+ * value however the writes are batched, as delta replay requires.
+ */
+export function foldWrites<T>(
+  merge: (current: readonly T[], update: readonly T[] | undefined) => T[],
+): (state: T[], writes: (T[] | undefined)[]) => T[] {
+  return (state, writes) => writes.reduce<T[]>(merge, state);
+}
+
+/**
  * A list channel under `storage`: a delta channel folding each write with `merge`, or LangGraph's
  * reducer channel with the same `merge`. `merge` must be a fold that gives the same result
  * however the writes are batched (an upsert by id is), as delta replay batches them.
@@ -136,7 +146,7 @@ export function listValue<T>(
   if (storage.kind === "full") return new ReducedValue(listSchema, { inputSchema, reducer: merge });
   return new DeltaValue(listSchema, {
     inputSchema,
-    reducer: (state: T[], writes: (T[] | undefined)[]) => writes.reduce<T[]>(merge, state),
+    reducer: foldWrites(merge),
     snapshotFrequency: storage.snapshotFrequency,
   });
 }

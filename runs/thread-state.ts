@@ -1,6 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { messagesDeltaReducer } from "@langchain/langgraph";
 import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import { foldWrites } from "../checkpoints/channel-storage.js";
 import { type ChannelReducers, readChannelValues } from "../checkpoints/delta-read.js";
 import {
   type SubagentRun,
@@ -91,11 +92,11 @@ export async function readHistory(
  */
 export const AGENT_STATE_REDUCERS: ChannelReducers = {
   messages: messagesDeltaReducer as ChannelReducers[string],
+  // Checkpoints are data from disk: the fold sees well-formed records only.
   subagent_runs: (state, writes) =>
-    writes.reduce<SubagentRun[]>(
-      (current, update) =>
-        upsertSubagentRuns(current, Array.isArray(update) ? wellFormed(update) : []),
+    foldWrites(upsertSubagentRuns)(
       Array.isArray(state) ? wellFormed(state) : [],
+      writes.map((update) => (Array.isArray(update) ? wellFormed(update) : [])),
     ),
 };
 
