@@ -251,6 +251,19 @@ export class ForkSafePostgresSaver extends PostgresSaver {
     url: string,
     options: ForkSafePostgresSaverOpenOptions = {},
   ): Promise<ForkSafePostgresSaver> {
+    return ForkSafePostgresSaver.openWith(
+      url,
+      options,
+      (pool, schema) => new ForkSafePostgresSaver(pool, undefined, schema),
+    );
+  }
+
+  /** {@link open} with the saver built by `make` (a subclass's `open` passes its constructor). */
+  protected static async openWith<T extends ForkSafePostgresSaver>(
+    url: string,
+    options: ForkSafePostgresSaverOpenOptions,
+    make: (pool: pg.Pool, schema: { schema?: string } | undefined) => T,
+  ): Promise<T> {
     const pool = new pg.Pool({
       connectionString: url,
       max: options.max ?? 10,
@@ -261,11 +274,7 @@ export class ForkSafePostgresSaver extends PostgresSaver {
       options.onError ??
       ((error: Error) => console.warn(`[subagent-graph] postgres pool error: ${error.message}`));
     pool.on("error", onError);
-    const saver = new ForkSafePostgresSaver(
-      pool,
-      undefined,
-      options.schema ? { schema: options.schema } : undefined,
-    );
+    const saver = make(pool, options.schema ? { schema: options.schema } : undefined);
     try {
       await saver.setup();
     } catch (error) {

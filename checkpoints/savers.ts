@@ -3,8 +3,8 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { makeDirectorySync } from "../util/make-directory.js";
-import { ForkSafePostgresSaver, type ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
-import { DeltaHistorySqliteSaver } from "./sqlite-saver.js";
+import type { ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
+import { SendCompactingPostgresSaver, SendCompactingSqliteSaver } from "./send-refs.js";
 
 /** Which built-in saver to use. */
 export type SaverKind = "memory" | "sqlite" | "postgres";
@@ -18,8 +18,9 @@ export interface ManagedSaver {
 
 /**
  * Opens a built-in checkpoint saver. `sqlite` stores checkpoints in `file` (its folder is
- * created) with a {@link DeltaHistorySqliteSaver} (the stock SQLite saver and its schema, with
- * one-query `DeltaChannel` reads); `memory` keeps them in this process only (tests, throwaway
+ * created) with a {@link SendCompactingSqliteSaver} (the stock SQLite saver and its schema, with
+ * one-query `DeltaChannel` reads, and createAgent's `Send` packets stored with their `messages`
+ * by reference, see `send-refs.ts`); `memory` keeps them in this process only (tests, throwaway
  * runs); `postgres` connects to the database URL `target` (see {@link openPostgresSaver}) and
  * is async.
  */
@@ -39,7 +40,7 @@ export function openSaver(kind: SaverKind, target?: string): ManagedSaver | Prom
   }
   if (kind === "postgres") return openPostgresSaver(target);
   makeDirectorySync(dirname(target));
-  const saver = DeltaHistorySqliteSaver.fromConnString(target);
+  const saver = SendCompactingSqliteSaver.fromConnString(target);
   return {
     saver,
     kind,
@@ -50,14 +51,15 @@ export function openSaver(kind: SaverKind, target?: string): ManagedSaver | Prom
 }
 
 /**
- * A {@link ForkSafePostgresSaver} on a new pool to `url`, its tables set up; `close()` ends the
- * pool. (The stock `PostgresSaver` loses time-travel forks, see that class.)
+ * A {@link SendCompactingPostgresSaver} (a `ForkSafePostgresSaver` storing `Send` packets'
+ * `messages` by reference) on a new pool to `url`, its tables set up; `close()` ends the pool.
+ * (The stock `PostgresSaver` loses time-travel forks, see `ForkSafePostgresSaver`.)
  */
 export async function openPostgresSaver(
   url: string,
   options: ForkSafePostgresSaverOpenOptions = {},
 ): Promise<ManagedSaver> {
-  const saver = await ForkSafePostgresSaver.open(url, options);
+  const saver = await SendCompactingPostgresSaver.open(url, options);
   return { saver, kind: "postgres", close: () => saver.close() };
 }
 

@@ -1,30 +1,49 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { DeltaChannel, Send } from "@langchain/langgraph";
+import { DeltaChannel, messagesDeltaReducer, Send } from "@langchain/langgraph";
 import {
+  type BaseCheckpointSaver,
+  type ChannelVersions,
   type Checkpoint,
+  type CheckpointListOptions,
   type CheckpointMetadata,
   type CheckpointTuple,
   type PendingWrite,
+  type SerializerProtocol,
   TASKS,
 } from "@langchain/langgraph-checkpoint";
-import type Database from "better-sqlite3";
+import Database from "better-sqlite3";
+import type pg from "pg";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { type ChannelReducers, readChannelValues } from "./delta-read.js";
+import { ForkSafePostgresSaver, type ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
 import { DeltaHistorySqliteSaver } from "./sqlite-saver.js";
 
 /**
- * PROTOTYPE (branch send-compaction). Replaces, in a stored `Send` packet, a state key `k` of
- * `reducers` by {@link STATE_REF} when its serialized value is byte-equal to what a read can
- * recompute:
+ * PROTOTYPE (branch send-compaction). langchain's `createAgent` routes each tool call with
+ * `new Send("tools", { ...state, lg_tool_call })`, so LangGraph stores the whole `messages` list
+ * in the step's `__pregel_tasks` write and again in the next checkpoint's `__pregel_tasks` value:
+ * quadratic bytes even with delta storage. (Upstream fixed it in Python only.)
+ *
+ * {@link SendRefs} replaces, in a stored `Send` packet, a state key `k` of `reducers` by
+ * {@link STATE_REF} when its serialized value is byte-equal to what a read can recompute:
  * - a `__pregel_tasks` write of task T on checkpoint P: `args[k]` = P's value of `k` with T's own
  *   writes to `k` (in this `putWrites` batch) applied, which is what LangGraph's branch reader
  *   (`ChannelRead` with fresh = true, `_localRead`) gave the router;
  * - a packet in a checkpoint C's `__pregel_tasks` value: the whole packet is byte-equal to the
  *   n-th `__pregel_tasks` write of task T on C's parent, stored as {@link WRITE_REF}.
- * Anything not proven equal is stored inline, as the stock saver stores it.
+ * Anything not proven equal is stored inline, as the stock saver stores it, so a wrong guess
+ * costs bytes, never correctness. The proof is only as good as the read being deterministic:
+ * the recomputation uses the same reducers on the same stored rows at write and read time.
  */
 const STATE_REF = "__send_state_ref_v1";
 const WRITE_REF = "__send_write_ref_v1";
+/** Parents whose packets are remembered for `put`; a checkpoint follows its writes closely. */
 const CACHE_PARENTS = 64;
+
+/** The channels compacted by default: the agent's delta `messages` (see `channel-storage.ts`). */
+export const DEFAULT_SEND_REF_REDUCERS: ChannelReducers = {
+  messages: messagesDeltaReducer as ChannelReducers[string],
+};
 
 type Packet = { node: string; args: Record<string, unknown>; timeout?: unknown };
 /** A Send as LangGraph hands it to the saver, or as the serializer loads it back (`{node, args}`). */
@@ -47,20 +66,39 @@ const rebuild = (send: Packet, args: Record<string, unknown>): Packet =>
       )
     : { ...send, args };
 
-export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
+/** Counters for tests and the bench. */
+export interface SendRefStats {
+  stateRefs: number;
+  stateInline: number;
+  writeRefs: number;
+  writeInline: number;
+}
+
+/** The saver calls {@link SendRefs} needs, bound to the stock (uncompacted) implementations. */
+interface SaverAccess {
+  saver: BaseCheckpointSaver;
+  /** The base class's `getTuple`: stored rows as they are, no rehydration. */
+  rawGetTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined>;
+  /** The compacting saver's own `getTuple` (a parent's writes rehydrated). */
+  getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined>;
+}
+
+/** The compaction and rehydration, shared by the SQLite and PostgreSQL savers. */
+export class SendRefs {
   /** Serialized full packets of recent `__pregel_tasks` writes, by parent checkpoint. */
   private readonly recentPackets = new Map<
     string,
     { taskId: string; n: number; bytes: string }[]
   >();
-  /** Counters for tests and the bench. */
-  readonly stats = { stateRefs: 0, stateInline: 0, writeRefs: 0, writeInline: 0 };
+  readonly stats: SendRefStats = { stateRefs: 0, stateInline: 0, writeRefs: 0, writeInline: 0 };
 
   constructor(
-    db: Database.Database,
+    private readonly access: SaverAccess,
     private readonly reducers: ChannelReducers,
-  ) {
-    super(db);
+  ) {}
+
+  private get serde(): SerializerProtocol {
+    return this.access.saver.serde;
   }
 
   private async bytes(value: unknown): Promise<string> {
@@ -73,15 +111,17 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
     return this.serde.loadsTyped(type, data);
   }
 
-  /** The value of `key` a branch of `taskId` read: `base` plus the task's own writes to `key`. */
-  private withTaskWrites(
-    key: string,
-    base: Record<string, unknown>,
-    taskWrites: unknown[],
-  ): unknown {
+  /** The value of `key` a branch of the task read: `base` plus the task's own writes to `key`. */
+  private withTaskWrites(key: string, base: Record<string, unknown>, taskWrites: unknown[]) {
     const reducer = this.reducers[key];
-    if (!reducer) throw new Error(`no reducer for ${key}`);
+    if (!reducer) {
+      throw new SubagentGraphError(
+        ErrorCode.Internal,
+        `SendRefs: no reducer for channel ${key} (the saver compacts ${Object.keys(this.reducers).join(", ")})`,
+      );
+    }
     const seed = base[key];
+    // A copy: the reducer may fold into the seed, which is the caller's value.
     const channel = new DeltaChannel(reducer).fromCheckpoint(
       Array.isArray(seed) ? [...seed] : seed,
     );
@@ -89,18 +129,19 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
     return channel.get();
   }
 
-  override async putWrites(
+  /** `writes` with each provable `Send` state value replaced by a reference. */
+  async compactWrites(
     config: RunnableConfig,
     writes: PendingWrite[],
     taskId: string,
-    taskPath = "",
-  ): Promise<void> {
-    const sends = writes.filter(([ch, v]) => ch === TASKS && isSend(v));
-    if (sends.length === 0) return super.putWrites(config, writes, taskId, taskPath);
+  ): Promise<PendingWrite[]> {
+    if (!writes.some(([ch, v]) => ch === TASKS && isSend(v))) return writes;
     const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
     const parentKey = `${thread_id}\0${checkpoint_ns}\0${checkpoint_id}`;
+    const known = this.recentPackets.get(parentKey) ?? [];
     const recent: { taskId: string; n: number; bytes: string }[] = [];
-    let base: Record<string, unknown> | undefined;
+    // P's values; null when P is not stored (nothing to recompute from, so all inline).
+    let base: Record<string, unknown> | null | undefined;
     let n = 0;
     const out: PendingWrite[] = [];
     for (const [channel, value] of writes) {
@@ -108,7 +149,12 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
         out.push([channel, value]);
         continue;
       }
-      recent.push({ taskId, n: n++, bytes: await this.bytes(value) });
+      const index = n++;
+      // The saver keeps the first row of a (task, index) and ignores a repeat, so the cache does
+      // too: a checkpoint must never refer to a packet that is not the stored one.
+      if (!known.some((r) => r.taskId === taskId && r.n === index)) {
+        recent.push({ taskId, n: index, bytes: await this.bytes(value) });
+      }
       const args = value.args as Record<string, unknown> | undefined;
       const keys = Object.keys(this.reducers).filter(
         (k) => args && typeof args === "object" && Array.isArray(args[k]),
@@ -118,18 +164,18 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
         continue;
       }
       if (base === undefined) {
-        const tuple = await this.getTuple({
+        const tuple = await this.access.rawGetTuple({
           configurable: { thread_id, checkpoint_ns, checkpoint_id },
         });
-        base = tuple ? await readChannelValues(this, tuple, this.reducers) : {};
-        if (!tuple) base = { __missing: true };
+        base = tuple ? await readChannelValues(this.access.saver, tuple, this.reducers) : null;
       }
       const newArgs = { ...args };
       for (const key of keys) {
-        if (base.__missing) {
+        if (base === null) {
           this.stats.stateInline++;
           continue;
         }
+        // As a read will see them: through the serializer.
         const own = await Promise.all(
           writes.filter(([ch]) => ch === key).map(([, v]) => this.roundTrip(v)),
         );
@@ -143,26 +189,22 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
       }
       out.push([channel, rebuild(value as Packet, newArgs)]);
     }
-    this.recentPackets.set(parentKey, [...(this.recentPackets.get(parentKey) ?? []), ...recent]);
+    this.recentPackets.delete(parentKey);
+    this.recentPackets.set(parentKey, [...known, ...recent]);
     while (this.recentPackets.size > CACHE_PARENTS) {
       const oldest = this.recentPackets.keys().next().value;
       if (oldest === undefined) break;
       this.recentPackets.delete(oldest);
     }
-    return super.putWrites(config, out, taskId, taskPath);
+    return out;
   }
 
-  override async put(
-    config: RunnableConfig,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-  ): Promise<RunnableConfig> {
+  /** `checkpoint` with each packet equal to one of its parent's writes replaced by a reference. */
+  async compactCheckpoint(config: RunnableConfig, checkpoint: Checkpoint): Promise<Checkpoint> {
     const packets = checkpoint.channel_values?.[TASKS];
     const { thread_id, checkpoint_ns = "", checkpoint_id: parent } = config.configurable ?? {};
     const recent = this.recentPackets.get(`${thread_id}\0${checkpoint_ns}\0${parent}`);
-    if (!Array.isArray(packets) || packets.length === 0 || !recent || !parent) {
-      return super.put(config, checkpoint, metadata);
-    }
+    if (!Array.isArray(packets) || packets.length === 0 || !recent || !parent) return checkpoint;
     const stored: unknown[] = [];
     for (const packet of packets) {
       const bytes = await this.bytes(packet);
@@ -175,29 +217,14 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
         this.stats.writeInline++;
       }
     }
-    const copy: Checkpoint = {
-      ...checkpoint,
-      channel_values: { ...checkpoint.channel_values, [TASKS]: stored },
-    };
-    return super.put(config, copy, metadata);
+    return { ...checkpoint, channel_values: { ...checkpoint.channel_values, [TASKS]: stored } };
   }
 
-  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    const tuple = await super.getTuple(config);
-    return tuple ? this.rehydrate(tuple) : tuple;
-  }
-
-  override async *list(
-    config: RunnableConfig,
-    options?: Parameters<DeltaHistorySqliteSaver["list"]>[1],
-  ): AsyncGenerator<CheckpointTuple> {
-    for await (const tuple of super.list(config, options)) yield await this.rehydrate(tuple);
-  }
-
-  private async rehydrate(tuple: CheckpointTuple): Promise<CheckpointTuple> {
+  /** `tuple` as the stock saver would have read it: every reference resolved. */
+  async rehydrate(tuple: CheckpointTuple): Promise<CheckpointTuple> {
     let base: Record<string, unknown> | undefined;
     const pending = tuple.pendingWrites ?? [];
-    const writes = [];
+    const writes: typeof pending = [];
     for (const write of pending) {
       const [taskId, channel, value] = write;
       const args = isSend(value) ? (value.args as Record<string, unknown>) : undefined;
@@ -205,19 +232,21 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
         writes.push(write);
         continue;
       }
-      base ??= await readChannelValues(this, tuple, this.reducers);
+      base ??= await readChannelValues(this.access.saver, tuple, this.reducers);
       const newArgs = { ...args };
       for (const [key, v] of Object.entries(args)) {
         if (!isStateRef(v)) continue;
         const own = pending.filter(([t, ch]) => t === taskId && ch === key).map(([, , w]) => w);
         newArgs[key] = this.withTaskWrites(key, base, own);
       }
-      writes.push([taskId, channel, rebuild(value as unknown as Packet, newArgs)] as typeof write);
+      writes.push([taskId, channel, rebuild(value as unknown as Packet, newArgs)]);
     }
     const result: CheckpointTuple = { ...tuple, pendingWrites: writes };
     const packets = tuple.checkpoint.channel_values?.[TASKS];
     if (Array.isArray(packets) && packets.some((p) => writeRef(p))) {
-      const parent = tuple.parentConfig ? await this.getTuple(tuple.parentConfig) : undefined;
+      const parent = tuple.parentConfig
+        ? await this.access.getTuple(tuple.parentConfig)
+        : undefined;
       const resolved = packets.map((p) => {
         const ref = writeRef(p);
         if (!ref) return p;
@@ -225,8 +254,10 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
           ([t, ch]) => t === ref.task_id && ch === TASKS,
         )[ref.n];
         if (!found) {
-          throw new Error(
-            `SendCompactingSqliteSaver: checkpoint ${tuple.config.configurable?.checkpoint_id} refers to write ${ref.task_id}#${ref.n} of its parent, which is gone`,
+          // Only if the parent's writes were deleted behind the saver's back (a pruned thread).
+          throw new SubagentGraphError(
+            ErrorCode.CheckpointIncompatible,
+            `Send packet reference: checkpoint ${tuple.config.configurable?.checkpoint_id} of thread ${tuple.config.configurable?.thread_id} refers to write ${ref.task_id}#${ref.n} of its parent, which is not stored; the thread's checkpoints were pruned without their descendants`,
           );
         }
         return found[2];
@@ -237,5 +268,138 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
       };
     }
     return result;
+  }
+}
+
+/** {@link DeltaHistorySqliteSaver} storing `Send` packets' state by reference ({@link SendRefs}). */
+export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
+  private readonly refs: SendRefs;
+
+  constructor(db: Database.Database, reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS) {
+    super(db);
+    this.refs = new SendRefs(
+      {
+        saver: this,
+        rawGetTuple: (config) => super.getTuple(config),
+        getTuple: (config) => this.getTuple(config),
+      },
+      reducers,
+    );
+  }
+
+  static override fromConnString(path: string): SendCompactingSqliteSaver {
+    return new SendCompactingSqliteSaver(new Database(path));
+  }
+
+  get stats(): SendRefStats {
+    return this.refs.stats;
+  }
+
+  override async putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath = "",
+  ): Promise<void> {
+    return super.putWrites(
+      config,
+      await this.refs.compactWrites(config, writes, taskId),
+      taskId,
+      taskPath,
+    );
+  }
+
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+  ): Promise<RunnableConfig> {
+    return super.put(config, await this.refs.compactCheckpoint(config, checkpoint), metadata);
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const tuple = await super.getTuple(config);
+    return tuple ? this.refs.rehydrate(tuple) : tuple;
+  }
+
+  override async *list(
+    config: RunnableConfig,
+    options?: CheckpointListOptions,
+  ): AsyncGenerator<CheckpointTuple> {
+    for await (const tuple of super.list(config, options)) yield await this.refs.rehydrate(tuple);
+  }
+}
+
+/** {@link ForkSafePostgresSaver} storing `Send` packets' state by reference ({@link SendRefs}). */
+export class SendCompactingPostgresSaver extends ForkSafePostgresSaver {
+  private readonly refs: SendRefs;
+
+  constructor(
+    pool: pg.Pool,
+    serde?: SerializerProtocol,
+    options?: { schema?: string },
+    reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS,
+  ) {
+    super(pool, serde, options);
+    this.refs = new SendRefs(
+      {
+        saver: this,
+        rawGetTuple: (config) => super.getTuple(config),
+        getTuple: (config) => this.getTuple(config),
+      },
+      reducers,
+    );
+  }
+
+  /** As {@link ForkSafePostgresSaver.open}, building this class. */
+  static override async open(
+    url: string,
+    options: ForkSafePostgresSaverOpenOptions = {},
+  ): Promise<SendCompactingPostgresSaver> {
+    return ForkSafePostgresSaver.openWith(
+      url,
+      options,
+      (pool, schema) => new SendCompactingPostgresSaver(pool, undefined, schema),
+    );
+  }
+
+  get stats(): SendRefStats {
+    return this.refs.stats;
+  }
+
+  override async putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath = "",
+  ): Promise<void> {
+    return super.putWrites(
+      config,
+      await this.refs.compactWrites(config, writes, taskId),
+      taskId,
+      taskPath,
+    );
+  }
+
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    const compacted = await this.refs.compactCheckpoint(config, checkpoint);
+    return super.put(config, compacted, metadata, newVersions);
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const tuple = await super.getTuple(config);
+    return tuple ? this.refs.rehydrate(tuple) : tuple;
+  }
+
+  override async *list(
+    config: RunnableConfig,
+    options?: CheckpointListOptions,
+  ): AsyncGenerator<CheckpointTuple> {
+    for await (const tuple of super.list(config, options)) yield await this.refs.rehydrate(tuple);
   }
 }

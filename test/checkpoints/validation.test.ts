@@ -19,8 +19,8 @@ import {
   validate,
 } from "@langchain/langgraph-checkpoint-validation";
 import { afterAll, inject } from "vitest";
-import { ForkSafePostgresSaver } from "../../checkpoints/postgres-saver.js";
 import { type ManagedSaver, openSaver } from "../../checkpoints/savers.js";
+import { SendCompactingPostgresSaver } from "../../checkpoints/send-refs.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
 
 /** The whole suite plus its opt-in `getDeltaChannelHistory` spec. */
@@ -60,10 +60,12 @@ validateWithDeltaHistory({
 });
 
 validateWithDeltaHistory({
-  checkpointerName: "ForkSafePostgresSaver",
+  checkpointerName: "SendCompactingPostgresSaver",
   // A fresh database each time (databases are not dropped: the cluster goes at the end of the
   // run, and dropping busy databases raised "terminating connection" errors).
   createCheckpointer: async () =>
-    ForkSafePostgresSaver.open(await createTestDatabase(inject("postgresUrl"), "val"), { max: 4 }),
+    SendCompactingPostgresSaver.open(await createTestDatabase(inject("postgresUrl"), "val"), {
+      max: 4,
+    }),
   destroyCheckpointer: (saver) => saver.close(),
 });
