@@ -39,6 +39,8 @@ const STATE_REF = "__send_state_ref_v1";
 const WRITE_REF = "__send_write_ref_v1";
 /** Parents whose packets are remembered for `put`; a checkpoint follows its writes closely. */
 const CACHE_PARENTS = 64;
+/** Longest a task's writes wait for their checkpoint's `put` to start before going inline. */
+const PUT_WAIT_MS = 2_000;
 
 /** The channels compacted by default: the agent's delta `messages` (see `channel-storage.ts`). */
 export const DEFAULT_SEND_REF_REDUCERS: ChannelReducers = {
@@ -91,6 +93,22 @@ export class SendRefs {
     { taskId: string; n: number; bytes: string }[]
   >();
   readonly stats: SendRefStats = { stateRefs: 0, stateInline: 0, writeRefs: 0, writeInline: 0 };
+  /**
+   * `put`s and `putWrites` still running, by checkpoint key (a put by the checkpoint it stores,
+   * writes by the checkpoint they belong to). LangGraph does not wait for a checkpoint's `put`
+   * before its tasks' `putWrites`, nor for those before the next `put`: on PostgreSQL a task's
+   * writes arrive while its checkpoint is still being stored (better-sqlite3 is synchronous, so
+   * SQLite never sees it). A reference is only written once what it points to is stored.
+   */
+  private readonly runningPuts = new Map<string, Set<Promise<unknown>>>();
+  private readonly runningWrites = new Map<string, Set<Promise<unknown>>>();
+  /**
+   * `putWrites` waiting for their checkpoint's `put` to start: LangGraph chains a checkpoint's
+   * put after the previous one, so a task's writes can arrive before it. The put never waits for
+   * them (only the next checkpoint's put does), so the wait cannot deadlock; it is bounded by
+   * {@link PUT_WAIT_MS} for writes whose checkpoint another process stores.
+   */
+  private readonly putWaiters = new Map<string, Set<() => void>>();
 
   constructor(
     private readonly access: SaverAccess,
@@ -129,6 +147,60 @@ export class SendRefs {
     return channel.get();
   }
 
+  /** The key of the checkpoint `config` names (or of `id` in its thread and namespace). */
+  static key(config: RunnableConfig, id?: string): string {
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+    return `${thread_id}\0${checkpoint_ns}\0${id ?? checkpoint_id}`;
+  }
+
+  /** Records a running `put` (`kind` "put", keyed by the stored checkpoint) or `putWrites`. */
+  track<T>(kind: "put" | "writes", key: string, running: Promise<T>): Promise<T> {
+    const map = kind === "put" ? this.runningPuts : this.runningWrites;
+    const set = map.get(key) ?? new Set();
+    map.set(key, set);
+    set.add(running);
+    if (kind === "put") {
+      const waiters = this.putWaiters.get(key);
+      this.putWaiters.delete(key);
+      for (const wake of waiters ?? []) running.then(wake, wake);
+    }
+    const forget = () => {
+      set.delete(running);
+      if (set.size === 0 && map.get(key) === set) map.delete(key);
+    };
+    running.then(forget, forget);
+    return running;
+  }
+
+  /** Waits until a `put` of `key` has run (started before or within {@link PUT_WAIT_MS}). */
+  private async putDone(key: string): Promise<void> {
+    if (this.runningPuts.has(key)) {
+      await this.settled("put", key);
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const waiters = this.putWaiters.get(key) ?? new Set();
+      this.putWaiters.set(key, waiters);
+      const timer = setTimeout(() => {
+        waiters.delete(resolve);
+        if (waiters.size === 0 && this.putWaiters.get(key) === waiters) this.putWaiters.delete(key);
+        resolve();
+      }, PUT_WAIT_MS);
+      waiters.add(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Waits for the running calls of `kind` on `key`; false when one of them failed. */
+  private async settled(kind: "put" | "writes", key: string): Promise<boolean> {
+    const running = (kind === "put" ? this.runningPuts : this.runningWrites).get(key);
+    if (!running) return true;
+    const results = await Promise.allSettled([...running]);
+    return results.every((r) => r.status === "fulfilled");
+  }
+
   /** `writes` with each provable `Send` state value replaced by a reference. */
   async compactWrites(
     config: RunnableConfig,
@@ -164,9 +236,13 @@ export class SendRefs {
         continue;
       }
       if (base === undefined) {
-        const tuple = await this.access.rawGetTuple({
-          configurable: { thread_id, checkpoint_ns, checkpoint_id },
-        });
+        const parentConfig = { configurable: { thread_id, checkpoint_ns, checkpoint_id } };
+        await this.settled("put", parentKey);
+        let tuple = await this.access.rawGetTuple(parentConfig);
+        if (!tuple) {
+          await this.putDone(parentKey);
+          tuple = await this.access.rawGetTuple(parentConfig);
+        }
         base = tuple ? await readChannelValues(this.access.saver, tuple, this.reducers) : null;
       }
       const newArgs = { ...args };
@@ -205,6 +281,8 @@ export class SendRefs {
     const { thread_id, checkpoint_ns = "", checkpoint_id: parent } = config.configurable ?? {};
     const recent = this.recentPackets.get(`${thread_id}\0${checkpoint_ns}\0${parent}`);
     if (!Array.isArray(packets) || packets.length === 0 || !recent || !parent) return checkpoint;
+    // A reference to a write that failed to store would make this checkpoint unreadable.
+    if (!(await this.settled("writes", SendRefs.key(config)))) return checkpoint;
     const stored: unknown[] = [];
     for (const packet of packets) {
       const bytes = await this.bytes(packet);
@@ -301,12 +379,14 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
     taskId: string,
     taskPath = "",
   ): Promise<void> {
-    return super.putWrites(
-      config,
-      await this.refs.compactWrites(config, writes, taskId),
-      taskId,
-      taskPath,
-    );
+    const store = async () =>
+      super.putWrites(
+        config,
+        await this.refs.compactWrites(config, writes, taskId),
+        taskId,
+        taskPath,
+      );
+    return this.refs.track("writes", SendRefs.key(config), store());
   }
 
   override async put(
@@ -314,7 +394,9 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
   ): Promise<RunnableConfig> {
-    return super.put(config, await this.refs.compactCheckpoint(config, checkpoint), metadata);
+    const store = async () =>
+      super.put(config, await this.refs.compactCheckpoint(config, checkpoint), metadata);
+    return this.refs.track("put", SendRefs.key(config, checkpoint.id), store());
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -373,12 +455,14 @@ export class SendCompactingPostgresSaver extends ForkSafePostgresSaver {
     taskId: string,
     taskPath = "",
   ): Promise<void> {
-    return super.putWrites(
-      config,
-      await this.refs.compactWrites(config, writes, taskId),
-      taskId,
-      taskPath,
-    );
+    const store = async () =>
+      super.putWrites(
+        config,
+        await this.refs.compactWrites(config, writes, taskId),
+        taskId,
+        taskPath,
+      );
+    return this.refs.track("writes", SendRefs.key(config), store());
   }
 
   override async put(
@@ -387,8 +471,14 @@ export class SendCompactingPostgresSaver extends ForkSafePostgresSaver {
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
-    const compacted = await this.refs.compactCheckpoint(config, checkpoint);
-    return super.put(config, compacted, metadata, newVersions);
+    const store = async () =>
+      super.put(
+        config,
+        await this.refs.compactCheckpoint(config, checkpoint),
+        metadata,
+        newVersions,
+      );
+    return this.refs.track("put", SendRefs.key(config, checkpoint.id), store());
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {

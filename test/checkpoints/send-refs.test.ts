@@ -1,21 +1,37 @@
 import { HumanMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
-import { Command, interrupt, messagesDeltaReducer } from "@langchain/langgraph";
-import { type PendingWrite, TASKS } from "@langchain/langgraph-checkpoint";
+import { Command, interrupt } from "@langchain/langgraph";
+import {
+  type BaseCheckpointSaver,
+  type PendingWrite,
+  TASKS,
+} from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import { createAgent } from "langchain";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
 import { z } from "zod";
 import { agentStateOption, resolveChannelStorage } from "../../checkpoints/channel-storage.js";
-import { SendCompactingSqliteSaver } from "../../checkpoints/send-refs.js";
+import { ForkSafePostgresSaver } from "../../checkpoints/postgres-saver.js";
+import {
+  SendCompactingPostgresSaver,
+  SendCompactingSqliteSaver,
+  type SendRefStats,
+} from "../../checkpoints/send-refs.js";
 import { DeltaHistorySqliteSaver } from "../../checkpoints/sqlite-saver.js";
 import { ScriptedChatModel } from "../../models/scripted.js";
+import { createTestDatabase } from "../support/postgres-cluster.js";
 
 const TURNS = 6;
 
+/**
+ * No packets as null: the stock PostgresSaver stores an empty `__pregel_tasks` list as no value
+ * (its `empty` blob), which a read returns as absent.
+ */
+const noPackets = (v: unknown) => (Array.isArray(v) && v.length === 0 ? null : (v ?? null));
+
 /** Records what LangGraph handed the saver, serialized, before the saver compacts it. */
-function recording<T extends DeltaHistorySqliteSaver>(saver: T) {
+function recording<T extends BaseCheckpointSaver>(saver: T) {
   const writes = new Map<string, string>();
   const checkpoints = new Map<string, string>();
   const ser = async (v: unknown) => {
@@ -42,9 +58,9 @@ function recording<T extends DeltaHistorySqliteSaver>(saver: T) {
     return putWrites(config, ws, taskId, path);
   };
   const put = saver.put.bind(saver);
-  saver.put = async (config, checkpoint, metadata) => {
-    checkpoints.set(checkpoint.id, await stock(checkpoint.channel_values[TASKS] ?? null));
-    return put(config, checkpoint, metadata);
+  saver.put = async (config, checkpoint, metadata, newVersions) => {
+    checkpoints.set(checkpoint.id, await stock(noPackets(checkpoint.channel_values[TASKS])));
+    return put(config, checkpoint, metadata, newVersions);
   };
   return { writes, checkpoints, ser };
 }
@@ -81,13 +97,13 @@ function script(turns: number, failOnce: { armed: boolean }) {
   return { model, echo };
 }
 
-async function run(saver: DeltaHistorySqliteSaver, failOnce = { armed: false }) {
+async function run(saver: BaseCheckpointSaver, failOnce = { armed: false }) {
   const { model, echo } = script(TURNS, failOnce);
   const agent = createAgent({
     model,
     tools: [echo],
     checkpointer: saver,
-    ...agentStateOption(resolveChannelStorage({ kind: "delta", snapshotFrequency: 250 }, saver)),
+    ...agentStateOption(resolveChannelStorage({ kind: "delta", snapshotFrequency: 250 })),
   });
   const config = { configurable: { thread_id: "t" } };
   for (let t = 0; t < TURNS; t++) {
@@ -102,23 +118,85 @@ async function run(saver: DeltaHistorySqliteSaver, failOnce = { armed: false }) 
   return agent.graph.getState(config);
 }
 
-const taskBytes = (db: Database.Database) =>
+/** Bytes of stored task packets: `w` in writes, `c` in checkpoints (Postgres: their blobs). */
+interface Bytes {
+  w: number;
+  c: number;
+}
+
+/** A saver under test, compacting or plain, and how to measure and release it. */
+interface Opened {
+  saver: BaseCheckpointSaver;
+  stats: SendRefStats | undefined;
+  bytes(): Promise<Bytes>;
+  close(): Promise<void>;
+}
+
+const sqliteBytes = (db: Database.Database) => async () =>
   db
     .prepare(
       `SELECT (SELECT coalesce(sum(length(value)), 0) FROM writes WHERE channel = '${TASKS}') AS w,
               (SELECT coalesce(sum(length(checkpoint)), 0) FROM checkpoints) AS c`,
     )
-    .get() as { w: number; c: number };
+    .get() as Bytes;
 
-describe("Send packets stored by reference (prototype)", () => {
+async function openSqlite(compacting: boolean): Promise<Opened> {
+  const db = new Database(":memory:");
+  const saver = compacting ? new SendCompactingSqliteSaver(db) : new DeltaHistorySqliteSaver(db);
+  return {
+    saver,
+    stats: saver instanceof SendCompactingSqliteSaver ? saver.stats : undefined,
+    bytes: sqliteBytes(db),
+    close: async () => {
+      db.close();
+    },
+  };
+}
+
+async function openPostgres(compacting: boolean): Promise<Opened> {
+  const url = await createTestDatabase(inject("postgresUrl"), "sendref");
+  const saver = compacting
+    ? await SendCompactingPostgresSaver.open(url, { max: 3 })
+    : await ForkSafePostgresSaver.open(url, { max: 3 });
+  return {
+    saver,
+    stats: saver instanceof SendCompactingPostgresSaver ? saver.stats : undefined,
+    bytes: async () => {
+      // A checkpoint's packets are the `__pregel_tasks` blob its version names.
+      const { rows } = await saver.connections.query<{ w: string; c: string }>(
+        `SELECT (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE channel = $1) AS w,
+                (SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE channel = $1) AS c`,
+        [TASKS],
+      );
+      return { w: Number(rows[0]?.w ?? 0), c: Number(rows[0]?.c ?? 0) };
+    },
+    close: () => saver.close(),
+  };
+}
+
+describe.each([
+  { name: "SQLite", open: openSqlite },
+  { name: "PostgreSQL", open: openPostgres },
+])("Send packets stored by reference (prototype) on $name", ({ open }) => {
+  const opened: Opened[] = [];
+  afterAll(async () => {
+    for (const o of opened.splice(0)) await o.close();
+  });
+  const make = async (compacting: boolean) => {
+    const o = await open(compacting);
+    opened.push(o);
+    return o;
+  };
+
   it("stores packets' messages by reference and reads back exactly what LangGraph wrote", async () => {
-    const db = new Database(":memory:");
-    const saver = new SendCompactingSqliteSaver(db, { messages: messagesDeltaReducer as never });
+    const compact = await make(true);
+    const { saver } = compact;
+    const stats = compact.stats as SendRefStats;
     const seen = recording(saver);
     const state = await run(saver);
-    expect(saver.stats.stateRefs).toBe(TURNS * 2);
-    expect(saver.stats.stateInline).toBe(0);
-    expect(saver.stats.writeRefs).toBe(TURNS * 2);
+    expect(stats.stateRefs).toBe(TURNS * 2);
+    expect(stats.stateInline).toBe(0);
+    expect(stats.writeRefs).toBe(TURNS * 2);
 
     // Every stored packet reads back byte-equal to what LangGraph handed the saver.
     let checkedWrites = 0;
@@ -134,7 +212,7 @@ describe("Send packets stored by reference (prototype)", () => {
         checkedWrites++;
       }
       const again = await saver.getTuple(tuple.config);
-      expect(await seen.ser(again?.checkpoint.channel_values[TASKS] ?? null)).toBe(
+      expect(await seen.ser(noPackets(again?.checkpoint.channel_values[TASKS]))).toBe(
         seen.checkpoints.get(id),
       );
       checkedCheckpoints++;
@@ -144,30 +222,29 @@ describe("Send packets stored by reference (prototype)", () => {
     expect(state.values.messages).toHaveLength(TURNS * 5);
 
     // Same conversation on the plain saver: same final messages, more packet bytes.
-    const plainDb = new Database(":memory:");
-    const plain = await run(new DeltaHistorySqliteSaver(plainDb));
+    const plainSaver = await make(false);
+    const plain = await run(plainSaver.saver);
     expect(plain.values.messages.map((m: { content: unknown }) => m.content)).toEqual(
       state.values.messages.map((m: { content: unknown }) => m.content),
     );
-    const a = taskBytes(db);
-    const b = taskBytes(plainDb);
-    console.log("packet write bytes compact/plain", a.w, b.w, "checkpoint bytes", a.c, b.c);
+    const a = await compact.bytes();
+    const b = await plainSaver.bytes();
+    console.log("packet bytes compact/plain: writes", a.w, b.w, "checkpoints", a.c, b.c);
     expect(a.w).toBeLessThan(b.w / 3);
+    expect(a.c).toBeLessThan(b.c);
   });
 
   it("resumes a turn whose tool crashed from a referenced packet", async () => {
-    const saver = new SendCompactingSqliteSaver(new Database(":memory:"), {
-      messages: messagesDeltaReducer as never,
-    });
+    const compact = await make(true);
     runs.clear();
     const failOnce = { armed: true };
-    const state = await run(saver, failOnce);
+    const state = await run(compact.saver, failOnce);
     // a3 finished before the pause and is not run again on resume; b3 ran twice (paused, resumed).
     expect(runs.get("a3")).toBe(1);
     expect(runs.get("b3")).toBe(2);
     const contents = state.values.messages.map((m: { content: unknown }) => String(m.content));
     expect(contents.filter((c: string) => c.startsWith("echo b3"))).toHaveLength(1);
     expect(state.values.messages).toHaveLength(TURNS * 5);
-    expect(saver.stats.stateInline).toBe(0);
+    expect(compact.stats?.stateInline).toBe(0);
   });
 });
