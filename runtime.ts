@@ -13,6 +13,7 @@ import { openRunStore } from "./runs/run-store.js";
 import { createThreadsApi } from "./runs/thread-api.js";
 import { createThreadHistoryApi } from "./runs/thread-history.js";
 import { validateThreadId } from "./runs/thread-id.js";
+import { AGENT_STATE_REDUCERS } from "./runs/thread-state.js";
 import type { Runtime, RuntimeOptions } from "./runtime-types.js";
 import { SandboxLayout } from "./sandbox/layout.js";
 import { ThreadFiles } from "./sandbox/thread-files.js";
@@ -60,7 +61,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     options.deltaSnapshotFrequency,
   );
   const { database: store, checkpointer } = options;
-  const storage = await openStorage({ dataDir, env, database: store, checkpointer });
+  const storage = await openStorage({
+    dataDir,
+    env,
+    database: store,
+    checkpointer,
+    // Send packets carry the agent's whole state: its growing channels go by reference.
+    sendRefReducers: AGENT_STATE_REDUCERS,
+  });
   const { database, saver, hosted } = storage;
   const channelStorage = resolveChannelStorage(requestedStorage, hosted ? undefined : saver);
   let closed = false;

@@ -3,6 +3,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { prepareDataDir } from "../store/data-dir.js";
 import { type Database, openDatabase } from "../store/database.js";
+import type { ChannelReducers } from "./delta-read.js";
 import { borrowSaver, type ManagedSaver, openSaver } from "./savers.js";
 
 /** Where a runtime keeps agents and checkpoints (the storage options of `createRuntime`). */
@@ -13,6 +14,8 @@ export interface StorageOptions {
   /** A SQLite path, `":memory:"`, a `postgres://` URL or an open database the caller owns. */
   database?: string | Database;
   checkpointer?: "sqlite" | "memory" | "postgres" | "host" | BaseCheckpointSaver;
+  /** The state channels our savers store by reference in `Send` packets (see `send-refs.ts`). */
+  sendRefReducers?: ChannelReducers;
 }
 
 /** The opened store and saver; `close` closes what was opened here, not what was lent. */
@@ -51,8 +54,16 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
       typeof kind === "object"
         ? borrowSaver(kind)
         : kind === "postgres"
-          ? await openSaver("postgres", postgresTarget(databaseUrl, options.database))
-          : openSaver(kind === "host" ? "memory" : kind, join(dataDir, "checkpoints.sqlite"));
+          ? await openSaver(
+              "postgres",
+              postgresTarget(databaseUrl, options.database),
+              options.sendRefReducers,
+            )
+          : openSaver(
+              kind === "host" ? "memory" : kind,
+              join(dataDir, "checkpoints.sqlite"),
+              options.sendRefReducers,
+            );
   } catch (error) {
     if (ownsDatabase) await database.close();
     throw error;

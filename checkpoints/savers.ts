@@ -3,8 +3,13 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { makeDirectorySync } from "../util/make-directory.js";
+import type { ChannelReducers } from "./delta-read.js";
 import type { ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
-import { SendCompactingPostgresSaver, SendCompactingSqliteSaver } from "./send-refs.js";
+import {
+  DEFAULT_SEND_REF_REDUCERS,
+  SendCompactingPostgresSaver,
+  SendCompactingSqliteSaver,
+} from "./send-refs.js";
 
 /** Which built-in saver to use. */
 export type SaverKind = "memory" | "sqlite" | "postgres";
@@ -22,11 +27,24 @@ export interface ManagedSaver {
  * one-query `DeltaChannel` reads, and createAgent's `Send` packets stored with their `messages`
  * by reference, see `send-refs.ts`); `memory` keeps them in this process only (tests, throwaway
  * runs); `postgres` connects to the database URL `target` (see {@link openPostgresSaver}) and
- * is async.
+ * is async. `sendRefReducers` are the state channels stored by reference in `Send` packets, with
+ * the reducers that rebuild them (default: `messages`).
  */
-export function openSaver(kind: "postgres", target: string): Promise<ManagedSaver>;
-export function openSaver(kind: "memory" | "sqlite", file?: string): ManagedSaver;
-export function openSaver(kind: SaverKind, target?: string): ManagedSaver | Promise<ManagedSaver> {
+export function openSaver(
+  kind: "postgres",
+  target: string,
+  sendRefReducers?: ChannelReducers,
+): Promise<ManagedSaver>;
+export function openSaver(
+  kind: "memory" | "sqlite",
+  file?: string,
+  sendRefReducers?: ChannelReducers,
+): ManagedSaver;
+export function openSaver(
+  kind: SaverKind,
+  target?: string,
+  sendRefReducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS,
+): ManagedSaver | Promise<ManagedSaver> {
   if (kind === "memory") {
     return { saver: new MemorySaver(), kind, close: async () => {} };
   }
@@ -38,9 +56,9 @@ export function openSaver(kind: SaverKind, target?: string): ManagedSaver | Prom
         : "openSaver: the sqlite saver needs a file path",
     );
   }
-  if (kind === "postgres") return openPostgresSaver(target);
+  if (kind === "postgres") return openPostgresSaver(target, {}, sendRefReducers);
   makeDirectorySync(dirname(target));
-  const saver = SendCompactingSqliteSaver.fromConnString(target);
+  const saver = SendCompactingSqliteSaver.fromConnString(target, sendRefReducers);
   return {
     saver,
     kind,
@@ -58,8 +76,9 @@ export function openSaver(kind: SaverKind, target?: string): ManagedSaver | Prom
 export async function openPostgresSaver(
   url: string,
   options: ForkSafePostgresSaverOpenOptions = {},
+  sendRefReducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS,
 ): Promise<ManagedSaver> {
-  const saver = await SendCompactingPostgresSaver.open(url, options);
+  const saver = await SendCompactingPostgresSaver.open(url, options, sendRefReducers);
   return { saver, kind: "postgres", close: () => saver.close() };
 }
 

@@ -56,7 +56,7 @@ const isStateRef = (v: unknown) =>
   typeof v === "object" && v !== null && (v as Record<string, unknown>)[STATE_REF] === 1;
 const writeRef = (v: unknown) =>
   typeof v === "object" && v !== null && WRITE_REF in v
-    ? (v as Record<string, { task_id: string; n: number }>)[WRITE_REF]
+    ? (v as Record<string, { task_id: string; n: number; keys: string[] }>)[WRITE_REF]
     : undefined;
 /** The packet with other args, in the same shape (a Send stays a Send, a loaded object an object). */
 const rebuild = (send: Packet, args: Record<string, unknown>): Packet =>
@@ -127,6 +127,24 @@ export class SendRefs {
   private async roundTrip(value: unknown): Promise<unknown> {
     const [type, data] = await this.serde.dumpsTyped(value);
     return this.serde.loadsTyped(type, data);
+  }
+
+  /**
+   * The bytes of a packet up to the order of its args and the args set to `undefined`. A
+   * checkpoint's packet differs from its write in just that: by the time LangGraph serializes the
+   * checkpoint, the tools task has coerced its input (the packet's args) to the agent's state
+   * schema, which adds `jumpTo: undefined` in the schema's key order. A {@link WRITE_REF} keeps
+   * the checkpoint packet's own key list, so the rehydrated packet is byte-equal to it.
+   */
+  private async packetBytes(packet: Packet): Promise<string> {
+    const args = Object.entries(packet.args ?? {})
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return this.bytes({
+      node: packet.node,
+      args: Object.fromEntries(args),
+      timeout: packet.timeout,
+    });
   }
 
   /** The value of `key` a branch of the task read: `base` plus the task's own writes to `key`. */
@@ -225,7 +243,7 @@ export class SendRefs {
       // The saver keeps the first row of a (task, index) and ignores a repeat, so the cache does
       // too: a checkpoint must never refer to a packet that is not the stored one.
       if (!known.some((r) => r.taskId === taskId && r.n === index)) {
-        recent.push({ taskId, n: index, bytes: await this.bytes(value) });
+        recent.push({ taskId, n: index, bytes: await this.packetBytes(value) });
       }
       const args = value.args as Record<string, unknown> | undefined;
       const keys = Object.keys(this.reducers).filter(
@@ -285,10 +303,12 @@ export class SendRefs {
     if (!(await this.settled("writes", SendRefs.key(config)))) return checkpoint;
     const stored: unknown[] = [];
     for (const packet of packets) {
-      const bytes = await this.bytes(packet);
-      const match = recent.find((r) => r.bytes === bytes);
+      const match = isSend(packet)
+        ? await this.packetBytes(packet).then((bytes) => recent.find((r) => r.bytes === bytes))
+        : undefined;
       if (match) {
-        stored.push({ [WRITE_REF]: { task_id: match.taskId, n: match.n } });
+        const keys = Object.keys((packet as Packet).args ?? {});
+        stored.push({ [WRITE_REF]: { task_id: match.taskId, n: match.n, keys } });
         this.stats.writeRefs++;
       } else {
         stored.push(packet);
@@ -338,7 +358,9 @@ export class SendRefs {
             `Send packet reference: checkpoint ${tuple.config.configurable?.checkpoint_id} of thread ${tuple.config.configurable?.thread_id} refers to write ${ref.task_id}#${ref.n} of its parent, which is not stored; the thread's checkpoints were pruned without their descendants`,
           );
         }
-        return found[2];
+        const written = found[2] as Packet;
+        const args = written.args ?? {};
+        return rebuild(written, Object.fromEntries(ref.keys.map((k) => [k, args[k]])));
       });
       result.checkpoint = {
         ...tuple.checkpoint,
@@ -365,8 +387,11 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
     );
   }
 
-  static override fromConnString(path: string): SendCompactingSqliteSaver {
-    return new SendCompactingSqliteSaver(new Database(path));
+  static override fromConnString(
+    path: string,
+    reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS,
+  ): SendCompactingSqliteSaver {
+    return new SendCompactingSqliteSaver(new Database(path), reducers);
   }
 
   get stats(): SendRefStats {
@@ -437,11 +462,12 @@ export class SendCompactingPostgresSaver extends ForkSafePostgresSaver {
   static override async open(
     url: string,
     options: ForkSafePostgresSaverOpenOptions = {},
+    reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS,
   ): Promise<SendCompactingPostgresSaver> {
     return ForkSafePostgresSaver.openWith(
       url,
       options,
-      (pool, schema) => new SendCompactingPostgresSaver(pool, undefined, schema),
+      (pool, schema) => new SendCompactingPostgresSaver(pool, undefined, schema, reducers),
     );
   }
 
