@@ -3,8 +3,8 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { type Footprint, footprintReader, treeSize } from "./footprint.js";
 import { BenchModel } from "./model.js";
 import { childReply, fanOutInput, mainReply } from "./scripts.js";
-import { collectGarbage, measureInterleaved, msSince, nowNs } from "./timing.js";
 import { deepAgent, MAIN_SLUG, type OurSystem, openOurs, type SaverName, UID } from "./systems.js";
+import { collectGarbage, measureInterleaved, msSince, nowNs } from "./timing.js";
 
 /**
  * One conversation of the long-conversation scenarios (checkpoint growth, snapshot frequency):
@@ -162,7 +162,8 @@ async function openConversation(
 ): Promise<Open | undefined> {
   const main = new BenchModel("main", mainReply);
   const child = new BenchModel("child", childReply);
-  // Deep Agents runs on the saver of a runtime of ours (the saver classes we ship, same setup).
+  // Deep Agents runs on the storage of a runtime of ours, through the saver class without our
+  // `Send` compaction (`stockSaver`), as its users would.
   const ours = await openOurs({
     saver,
     mainModel: main,
@@ -194,7 +195,7 @@ async function openConversation(
     return n;
   };
   if (spec.system === "deep") {
-    const deep = deepAgent(main, child, ours.saver);
+    const deep = deepAgent(main, child, ours.stockSaver);
     return {
       spec,
       ours,

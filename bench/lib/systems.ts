@@ -6,10 +6,13 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { StructuredTool, StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import Database from "better-sqlite3";
 import { createDeepAgent } from "deepagents";
 import { createAgent } from "langchain";
 import type { ProcessSettings } from "../../agents/limits.js";
 import { ForkSafePostgresSaver } from "../../checkpoints/postgres-saver.js";
+import { DeltaHistorySqliteSaver } from "../../checkpoints/sqlite-saver.js";
 import type { RunResult } from "../../runs/events.js";
 import { createRuntime, type Runtime } from "../../runtime.js";
 import { mainAgentPayload, subagentPayload } from "../../test/support/runtime-fixture.js";
@@ -30,6 +33,11 @@ export const CHILD_DESCRIPTION = subagentPayload(CHILD_NAME, "x").description;
 export interface OurSystem {
   runtime: Runtime;
   saver: BaseCheckpointSaver;
+  /**
+   * The same storage through the saver class without our `Send` compaction (memory: the same
+   * saver): what a Deep Agents user, or a bare createAgent, would run on. Their runs go there.
+   */
+  stockSaver: BaseCheckpointSaver;
   saverName: SaverName;
   dataDir: string;
   /** The checkpoint database's URL (Postgres saver only). */
@@ -68,25 +76,24 @@ export interface OurSystemOptions {
 }
 
 /**
- * Our runtime on a fresh temp data dir, offline, on the named saver (Postgres: a
- * `ForkSafePostgresSaver` on a fresh database of the private cluster), with the agent store in
- * memory unless told otherwise. Undefined when the saver is Postgres and it is not installed.
+ * Our runtime on a fresh temp data dir, offline, on the named saver as a user opens it (Postgres:
+ * `DATABASE_URL` naming a fresh database of the private cluster, so the runtime opens its own
+ * saver), with the agent store in memory unless told otherwise. Undefined when the saver is
+ * Postgres and it is not installed.
  */
 export async function openOurs(options: OurSystemOptions): Promise<OurSystem | undefined> {
-  let postgres: ForkSafePostgresSaver | undefined;
   let postgresUrl: string | undefined;
   if (options.saver === "postgres") {
     postgresUrl = await freshPostgresDatabase();
     if (!postgresUrl) return undefined;
-    postgres = await ForkSafePostgresSaver.open(postgresUrl, { max: 10 });
   }
   const dataDir = mkdtempSync(join(tmpdir(), "subagent-graph-bench-"));
   const warnings: string[] = [];
   const runtime = await createRuntime({
     dataDir,
-    checkpointer: postgres ?? options.saver,
+    checkpointer: options.saver,
     ...(options.store === "data-dir" ? {} : { database: ":memory:" }),
-    env: {},
+    env: postgresUrl ? { DATABASE_URL: postgresUrl } : {},
     warn: (message) => warnings.push(message),
     models: { "bench:main": options.mainModel, "bench:child": options.childModel },
     ...(options.tools ? { tools: options.tools } : {}),
@@ -104,9 +111,11 @@ export async function openOurs(options: OurSystemOptions): Promise<OurSystem | u
     ...mainAgentPayload(MAIN_SLUG, "bench:main", [CHILD_NAME], toolsConfig(options.mainTools)),
     is_default: true,
   });
+  const stock = await openStockSaver(runtime.checkpointer, dataDir, postgresUrl);
   return {
     runtime,
     saver: runtime.checkpointer,
+    stockSaver: stock.saver,
     saverName: options.saver,
     dataDir,
     postgresUrl,
@@ -115,13 +124,35 @@ export async function openOurs(options: OurSystemOptions): Promise<OurSystem | u
       runtime.run({ uid: UID, agent: MAIN_SLUG, threadId: threadId ?? randomUUID(), input }),
     async dispose() {
       try {
+        await stock.close();
         await runtime.close();
       } finally {
-        await postgres?.close();
         rmSync(dataDir, { recursive: true, force: true });
       }
     },
   };
+}
+
+/** A second saver on `saver`'s storage, of the class before our `Send` compaction. */
+async function openStockSaver(
+  saver: BaseCheckpointSaver,
+  dataDir: string,
+  postgresUrl: string | undefined,
+): Promise<{ saver: BaseCheckpointSaver; close(): Promise<void> }> {
+  if (postgresUrl) {
+    const stock = await ForkSafePostgresSaver.open(postgresUrl, { max: 10 });
+    return { saver: stock, close: () => stock.close() };
+  }
+  if (saver instanceof SqliteSaver) {
+    const stock = new DeltaHistorySqliteSaver(new Database(join(dataDir, "checkpoints.sqlite")));
+    return {
+      saver: stock,
+      close: async () => {
+        stock.db.close();
+      },
+    };
+  }
+  return { saver, close: async () => {} };
 }
 
 /** `context.tools` for a bench agent: none by default, unset for `"all"`. */

@@ -70,7 +70,7 @@ export const buildScenario: Scenario = {
           await ours.runtime.agents.update(UID, boss.id, { name: `boss ${i}` });
           const cold = await timeMs(() => ours.runtime.graph(UID, MAIN_SLUG));
           const cached = await timeMs(() => ours.runtime.graph(UID, MAIN_SLUG));
-          const deep = await timeMs(async () => createDeepSystem(main, ours.saver, subagents));
+          const deep = await timeMs(async () => createDeepSystem(main, ours.stockSaver, subagents));
           if (i >= repeat.warmup) {
             samples.cold.push(cold);
             samples.cached.push(cached);

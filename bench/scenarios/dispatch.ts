@@ -93,8 +93,8 @@ async function measureSaver(
   repeat: { warmup: number; iterations: number },
   quick: boolean,
 ): Promise<SaverResult> {
-  const deep = deepAgent(main, child, ours.saver);
-  const bare = bareChild(child, ours.saver);
+  const deep = deepAgent(main, child, ours.stockSaver);
+  const bare = bareChild(child, ours.stockSaver);
   const noOrchestrator = floor(main, bare);
   await checkRuns(ours, deep);
 

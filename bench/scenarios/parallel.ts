@@ -94,8 +94,8 @@ async function measureK(saver: SaverName, k: number, repeat: Repeat): Promise<KR
   });
   if (!ours) throw new Error(`the ${saver} saver is always available`);
   try {
-    const deep = deepAgent(main, child, ours.saver);
-    const noOrchestrator = floor(main, bareChild(child, ours.saver));
+    const deep = deepAgent(main, child, ours.stockSaver);
+    const noOrchestrator = floor(main, bareChild(child, ours.stockSaver));
     const first = await ours.run(fanOutInput(k));
     const completed = first.subagentRuns.filter((run) => run.status === "completed").length;
     if (completed !== k) throw new Error(`parallel check failed: ${completed}/${k} completed`);
