@@ -6,10 +6,10 @@ import { makeDirectorySync } from "../util/make-directory.js";
 import type { ChannelReducers } from "./delta-read.js";
 import type { ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
 import {
-  DEFAULT_SEND_REF_REDUCERS,
   SendCompactingPostgresSaver,
   SendCompactingSqliteSaver,
-} from "./send-refs.js";
+} from "./send-compacting-savers.js";
+import { DEFAULT_SEND_REF_REDUCERS } from "./send-refs.js";
 
 /** Which built-in saver to use. */
 export type SaverKind = "memory" | "sqlite" | "postgres";

@@ -2,27 +2,21 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { DeltaChannel, messagesDeltaReducer, Send } from "@langchain/langgraph";
 import {
   type BaseCheckpointSaver,
-  type ChannelVersions,
   type Checkpoint,
-  type CheckpointListOptions,
-  type CheckpointMetadata,
   type CheckpointTuple,
   type PendingWrite,
   type SerializerProtocol,
   TASKS,
 } from "@langchain/langgraph-checkpoint";
-import Database from "better-sqlite3";
-import type pg from "pg";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { type ChannelReducers, readChannelValues } from "./delta-read.js";
-import { ForkSafePostgresSaver, type ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
-import { DeltaHistorySqliteSaver } from "./sqlite-saver.js";
 
 /**
- * PROTOTYPE (branch send-compaction). langchain's `createAgent` routes each tool call with
- * `new Send("tools", { ...state, lg_tool_call })`, so LangGraph stores the whole `messages` list
- * in the step's `__pregel_tasks` write and again in the next checkpoint's `__pregel_tasks` value:
- * quadratic bytes even with delta storage. (Upstream fixed it in Python only.)
+ * langchain's `createAgent` routes each tool call with `new Send("tools", { ...state,
+ * lg_tool_call })`, so LangGraph stores the whole state in the step's `__pregel_tasks` write and
+ * again in the next checkpoint's `__pregel_tasks` value: quadratic bytes even with delta storage
+ * (ARCHITECTURE.md, "Send packets are stored by reference"). The savers that use this are in
+ * `send-compacting-savers.ts`.
  *
  * {@link SendRefs} replaces, in a stored `Send` packet, a state key `k` of `reducers` by
  * {@link STATE_REF} when its serialized value is byte-equal to what a read can recompute:
@@ -77,7 +71,7 @@ export interface SendRefStats {
 }
 
 /** The saver calls {@link SendRefs} needs, bound to the stock (uncompacted) implementations. */
-interface SaverAccess {
+export interface SaverAccess {
   saver: BaseCheckpointSaver;
   /** The base class's `getTuple`: stored rows as they are, no rehydration. */
   rawGetTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined>;
@@ -368,154 +362,5 @@ export class SendRefs {
       };
     }
     return result;
-  }
-}
-
-/** {@link DeltaHistorySqliteSaver} storing `Send` packets' state by reference ({@link SendRefs}). */
-export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
-  private readonly refs: SendRefs;
-
-  constructor(db: Database.Database, reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS) {
-    super(db);
-    this.refs = new SendRefs(
-      {
-        saver: this,
-        rawGetTuple: (config) => super.getTuple(config),
-        getTuple: (config) => this.getTuple(config),
-      },
-      reducers,
-    );
-  }
-
-  static override fromConnString(
-    path: string,
-    reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS,
-  ): SendCompactingSqliteSaver {
-    return new SendCompactingSqliteSaver(new Database(path), reducers);
-  }
-
-  get stats(): SendRefStats {
-    return this.refs.stats;
-  }
-
-  override async putWrites(
-    config: RunnableConfig,
-    writes: PendingWrite[],
-    taskId: string,
-    taskPath = "",
-  ): Promise<void> {
-    const store = async () =>
-      super.putWrites(
-        config,
-        await this.refs.compactWrites(config, writes, taskId),
-        taskId,
-        taskPath,
-      );
-    return this.refs.track("writes", SendRefs.key(config), store());
-  }
-
-  override async put(
-    config: RunnableConfig,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-  ): Promise<RunnableConfig> {
-    const store = async () =>
-      super.put(config, await this.refs.compactCheckpoint(config, checkpoint), metadata);
-    return this.refs.track("put", SendRefs.key(config, checkpoint.id), store());
-  }
-
-  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    const tuple = await super.getTuple(config);
-    return tuple ? this.refs.rehydrate(tuple) : tuple;
-  }
-
-  override async *list(
-    config: RunnableConfig,
-    options?: CheckpointListOptions,
-  ): AsyncGenerator<CheckpointTuple> {
-    for await (const tuple of super.list(config, options)) yield await this.refs.rehydrate(tuple);
-  }
-}
-
-/** {@link ForkSafePostgresSaver} storing `Send` packets' state by reference ({@link SendRefs}). */
-export class SendCompactingPostgresSaver extends ForkSafePostgresSaver {
-  private readonly refs: SendRefs;
-
-  constructor(
-    pool: pg.Pool,
-    serde?: SerializerProtocol,
-    options?: { schema?: string },
-    reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS,
-  ) {
-    super(pool, serde, options);
-    this.refs = new SendRefs(
-      {
-        saver: this,
-        rawGetTuple: (config) => super.getTuple(config),
-        getTuple: (config) => this.getTuple(config),
-      },
-      reducers,
-    );
-  }
-
-  /** As {@link ForkSafePostgresSaver.open}, building this class. */
-  static override async open(
-    url: string,
-    options: ForkSafePostgresSaverOpenOptions = {},
-    reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS,
-  ): Promise<SendCompactingPostgresSaver> {
-    return ForkSafePostgresSaver.openWith(
-      url,
-      options,
-      (pool, schema) => new SendCompactingPostgresSaver(pool, undefined, schema, reducers),
-    );
-  }
-
-  get stats(): SendRefStats {
-    return this.refs.stats;
-  }
-
-  override async putWrites(
-    config: RunnableConfig,
-    writes: PendingWrite[],
-    taskId: string,
-    taskPath = "",
-  ): Promise<void> {
-    const store = async () =>
-      super.putWrites(
-        config,
-        await this.refs.compactWrites(config, writes, taskId),
-        taskId,
-        taskPath,
-      );
-    return this.refs.track("writes", SendRefs.key(config), store());
-  }
-
-  override async put(
-    config: RunnableConfig,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-    newVersions: ChannelVersions,
-  ): Promise<RunnableConfig> {
-    const store = async () =>
-      super.put(
-        config,
-        await this.refs.compactCheckpoint(config, checkpoint),
-        metadata,
-        newVersions,
-      );
-    return this.refs.track("put", SendRefs.key(config, checkpoint.id), store());
-  }
-
-  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    const tuple = await super.getTuple(config);
-    return tuple ? this.refs.rehydrate(tuple) : tuple;
-  }
-
-  override async *list(
-    config: RunnableConfig,
-    options?: CheckpointListOptions,
-  ): AsyncGenerator<CheckpointTuple> {
-    for await (const tuple of super.list(config, options)) yield await this.refs.rehydrate(tuple);
   }
 }

@@ -16,8 +16,8 @@ import { ForkSafePostgresSaver } from "../../checkpoints/postgres-saver.js";
 import {
   SendCompactingPostgresSaver,
   SendCompactingSqliteSaver,
-  type SendRefStats,
-} from "../../checkpoints/send-refs.js";
+} from "../../checkpoints/send-compacting-savers.js";
+import type { SendRefStats } from "../../checkpoints/send-refs.js";
 import { DeltaHistorySqliteSaver } from "../../checkpoints/sqlite-saver.js";
 import { ScriptedChatModel } from "../../models/scripted.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";

@@ -20,7 +20,7 @@ import {
 } from "@langchain/langgraph-checkpoint-validation";
 import { afterAll, inject } from "vitest";
 import { type ManagedSaver, openSaver } from "../../checkpoints/savers.js";
-import { SendCompactingPostgresSaver } from "../../checkpoints/send-refs.js";
+import { SendCompactingPostgresSaver } from "../../checkpoints/send-compacting-savers.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
 
 /** The whole suite plus its opt-in `getDeltaChannelHistory` spec. */
