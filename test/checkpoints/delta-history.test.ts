@@ -226,7 +226,8 @@ describe.each(SAVERS)("getDeltaChannelHistory on $name", ({ open }) => {
     } finally {
       await opened.close();
     }
-  });
+    // ~270 checkpoints, each read three ways (the generic walk reads every ancestor).
+  }, 120_000);
 
   it("reads with one SQL query where the generic walk runs one per ancestor", async () => {
     const opened = await open();

@@ -119,7 +119,8 @@ describe("checkpoint storage", () => {
       latest.subagentRuns[23]?.child_thread_id ?? "",
     );
     expect(child.messages.map((m) => m.getType())).toEqual(["human", "ai"]);
-  });
+    // 48 delegating turns and ~200 checkpoint reads.
+  }, 120_000);
 
   it("delta with frequent snapshots reads every checkpoint as the full storage does", async () => {
     const fullDir = dataDir();

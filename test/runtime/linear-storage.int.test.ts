@@ -18,6 +18,8 @@ import { createTestDatabase } from "../support/postgres-cluster.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
 
 const TURNS = 16;
+/** 16 turns of three agents each take ~10 s here; a loaded machine can take several times that. */
+const TIMEOUT_MS = 120_000;
 
 /** Bytes of every row of the saver's tables, read from the database itself. */
 type Measure = () => Promise<number>;
@@ -103,14 +105,22 @@ describe("checkpoint bytes per turn stay flat", () => {
     expect(latest?.messages.filter((m) => m.getType() === "tool")).toHaveLength(2 * TURNS);
   }
 
-  it("on the embedded SQLite default", async () => {
-    const { runtime, dataDir } = await open({});
-    await expectFlat(runtime, sqliteBytes(dataDir));
-  });
+  it(
+    "on the embedded SQLite default",
+    async () => {
+      const { runtime, dataDir } = await open({});
+      await expectFlat(runtime, sqliteBytes(dataDir));
+    },
+    TIMEOUT_MS,
+  );
 
-  it("on PostgreSQL through DATABASE_URL", async () => {
-    const url = await createTestDatabase(inject("postgresUrl"), "linear");
-    const { runtime } = await open({ DATABASE_URL: url });
-    await expectFlat(runtime, postgresBytes(url));
-  });
+  it(
+    "on PostgreSQL through DATABASE_URL",
+    async () => {
+      const url = await createTestDatabase(inject("postgresUrl"), "linear");
+      const { runtime } = await open({ DATABASE_URL: url });
+      await expectFlat(runtime, postgresBytes(url));
+    },
+    TIMEOUT_MS,
+  );
 });
