@@ -21,6 +21,16 @@ const PREGEL_STREAM_KEY = "__pregel_stream";
  */
 export const PREGEL_CHECKPOINTER_KEY = "__pregel_checkpointer";
 
+/**
+ * The config key (under `configurable`) with which the runtime tells the task tool that this run
+ * started from new input: every task call in it then comes from a model turn of this run, so its
+ * child thread cannot exist yet and is not read before the child runs. Runs without it (a resume,
+ * a replay without input, a graph hosted by a LangGraph server) read the child's thread first,
+ * to continue or reuse what a crashed process left. LangGraph keeps `__` keys out of checkpoint
+ * metadata.
+ */
+export const NEW_INPUT_KEY = "__subagent_graph_new_input";
+
 /** The slice of LangGraph's stream object that child runs write to. */
 interface PregelStreamLike {
   modes: Set<string>;

@@ -9,7 +9,7 @@ import { Command } from "@langchain/langgraph";
 import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
 import { SubagentGraphError } from "../errors.js";
 import { messageText } from "../util/message-text.js";
-import { type ChildGraph, childRunConfig, linkedAbortSignal } from "./child-run.js";
+import { type ChildGraph, childRunConfig, linkedAbortSignal, NEW_INPUT_KEY } from "./child-run.js";
 import { type ParentRunScope, parentScope } from "./parent-scope.js";
 import { finishedRun, type RunIdentity } from "./run-records.js";
 import type { SubagentRun } from "./subagent-runs.js";
@@ -190,7 +190,9 @@ async function dispatch(
   let run: SubagentRun;
   let content: string;
   try {
-    const outcome = await runChild(child.graph, args.description, config);
+    const outcome = await runChild(child.graph, args.description, config, {
+      maybeStarted: runtime.configurable?.[NEW_INPUT_KEY] !== true,
+    });
     const answer = finalAnswer(outcome.messages);
     content = truncateAnswer(answer, limits.maxResultChars, identity.child_thread_id);
     run = finishedRun(identity, {
@@ -289,12 +291,18 @@ interface ChildOutcome {
  * Runs the child, or picks up where it stopped: a child thread that already has checkpoints is
  * the same call resumed after a crash (its id is stable for the same checkpoint), so an
  * unfinished child continues from its last checkpoint and a finished one is not run again.
+ * When the call cannot have started before (`maybeStarted` false: see {@link NEW_INPUT_KEY}),
+ * the thread is not read first.
  */
 async function runChild(
   child: ChildGraph,
   description: string,
   config: ReturnType<typeof childRunConfig>,
+  { maybeStarted }: { maybeStarted: boolean },
 ): Promise<ChildOutcome> {
+  if (!maybeStarted) {
+    return outcomeOf(await child.invoke({ messages: [new HumanMessage(description)] }, config));
+  }
   const existing = await child.getState(config);
   const messages = messagesOf(existing.values);
   // A thread whose newest checkpoint is still the input one made no progress that was saved

@@ -1,5 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { ToolMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { z } from "zod";
 import { runContextKeysSchema } from "../run-context.js";
@@ -23,10 +24,14 @@ export function notAllowedMessage(name: string): string {
 /**
  * Bounds a subagent's loop, reading {@link SubagentBounds} from the run's context:
  *
- * - **Rounds**: before a model call, when `max_rounds` calls were made already, the agent ends
- *   and `max_rounds_reached` is set; the last assistant message (possibly tool calls only, so
- *   empty text) is the answer. A `beforeModel` jump, not `modelCallLimitMiddleware`, because that
- *   one appends an AI message of its own, which would become the answer.
+ * - **Rounds**: when a model call is due and `max_rounds` calls were made already, the model is
+ *   not called: the step only sets `max_rounds_reached`, adds no message, and the agent ends (its
+ *   last message is then the tools' answers, and langchain's model router ends an agent whose
+ *   last message is not an AI message). The last assistant message (possibly tool calls only, so
+ *   empty text) is the answer. Checked inside the model call, not in a `beforeModel` hook: a hook
+ *   is a graph node of its own, one more superstep and checkpoint before every model call of
+ *   every child (bench/README.md, issue 20). Not `modelCallLimitMiddleware`, which appends an AI
+ *   message of its own that would become the answer.
  * - **Schemas**: the model is offered only the allowed tools.
  * - **Execution guard**: a call to any other tool (hallucinated, injected, or merely hidden from
  *   the model) is answered `tool not in allowed set: <name>` and its handler never runs. Having a
@@ -40,16 +45,11 @@ export function createSubagentLimitsMiddleware(readBounds: (context: unknown) =>
     // Hooks see only the context keys their middleware declares: all of the run context's,
     // for `readBounds` to read it whole.
     contextSchema: runContextKeysSchema,
-    beforeModel: {
-      canJumpTo: ["end"],
-      hook: (state, runtime) => {
-        const { maxRounds } = readBounds(runtime.context);
-        if (countRounds(state.messages) < maxRounds) return undefined;
-        return { jumpTo: "end", max_rounds_reached: true };
-      },
-    },
     wrapModelCall: async (request, handler) => {
-      const { allowedTools } = readBounds(request.runtime.context);
+      const { maxRounds, allowedTools } = readBounds(request.runtime.context);
+      if (countRounds(request.state.messages) >= maxRounds) {
+        return new Command({ update: { max_rounds_reached: true } });
+      }
       const tools = request.tools.filter((tool) => allowedTools.has(toolName(tool)));
       return handler({ ...request, tools });
     },

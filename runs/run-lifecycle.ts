@@ -5,6 +5,7 @@ import type { AgentRecord } from "../agents/schema.js";
 import type { AgentGraph } from "../backends/registry.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { AgentGraphs } from "../graphs/agent-graphs.js";
+import { NEW_INPUT_KEY } from "../middleware/child-run.js";
 import { addUsage } from "../middleware/run-records.js";
 import type { MainRunContext } from "../run-context.js";
 import type { RunRepository } from "../store/runs.js";
@@ -105,6 +106,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     const configurable = {
       thread_id: threadId,
       ...(request.checkpointId ? { checkpoint_id: request.checkpointId } : {}),
+      ...(request.input === undefined ? {} : { [NEW_INPUT_KEY]: true as const }),
     };
     // `subagent_runs: []` is a no-op update, given so that langchain's agent (which starts a run
     // from its previous state merged with the input) does not write the thread's whole record
@@ -277,7 +279,7 @@ export type RunOutcome = "success" | "error" | "interrupted";
 
 /** The config a run's graph is invoked with (built by {@link RunLifecycle.prepare}). */
 export interface RunConfig {
-  configurable: { thread_id: string; checkpoint_id?: string };
+  configurable: { thread_id: string; checkpoint_id?: string; [NEW_INPUT_KEY]?: true };
   context: MainRunContext & { thread_id: string };
   signal: AbortSignal;
   runId: string;
