@@ -42,6 +42,13 @@ export interface ThreadInfo {
   status?: string;
 }
 
+/** A run as `/threads/:id/runs` returns it. */
+export interface RunInfo {
+  run_id: string;
+  thread_id: string;
+  status: "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
+}
+
 /** Virtual folder of a thread's uploads. */
 export const UPLOADS_FOLDER = "/home/gem/user-data/uploads";
 
@@ -87,19 +94,71 @@ export class Api {
   }
 
   /**
-   * The user's threads, most recently used first (the server's order), without their state:
-   * a list needs no messages, and the server then reads no checkpoint.
+   * The user's threads, most recently used first (the server's order), with their status (busy
+   * while a run is on one) but without their values: a list needs no messages.
    */
   searchThreads(limit = 50): Promise<ThreadInfo[]> {
-    const select = ["thread_id", "created_at", "updated_at", "metadata"];
+    const select = ["thread_id", "created_at", "updated_at", "metadata", "status"];
     return this.json("POST", "/threads/search", { limit, select });
+  }
+
+  /** Merges `metadata` into the thread's (a rename sets `title`). */
+  updateThread(threadId: string, metadata: Record<string, unknown>): Promise<ThreadInfo> {
+    return this.json("PATCH", `/threads/${encodeURIComponent(threadId)}`, { metadata });
+  }
+
+  /** Deletes the thread with its checkpoints, child threads, files and runs. */
+  deleteThread(threadId: string): Promise<unknown> {
+    return this.json("DELETE", `/threads/${encodeURIComponent(threadId)}`);
+  }
+
+  /** The thread's running run, if one is recorded (whichever process runs it). */
+  async runningRun(threadId: string): Promise<RunInfo | undefined> {
+    const runs = await this.json<RunInfo[]>(
+      "GET",
+      `/threads/${encodeURIComponent(threadId)}/runs?status=running&limit=1`,
+    );
+    return runs[0];
+  }
+
+  /** One run of the thread (its status tells whether it still runs). */
+  run(threadId: string, runId: string): Promise<RunInfo> {
+    return this.json(
+      "GET",
+      `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}`,
+    );
+  }
+
+  /**
+   * Joins a run's event stream: the events after `lastEventId` ("-1": all of them, a replay from
+   * the start), then each new one until the run ends.
+   */
+  async *joinRun(
+    threadId: string,
+    runId: string,
+    lastEventId: string,
+    signal?: AbortSignal,
+  ): AsyncGenerator<SseEvent> {
+    const response = await this.request(
+      "GET",
+      `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/stream`,
+      undefined,
+      signal,
+      { "last-event-id": lastEventId },
+    );
+    if (!response.body) throw new ApiError(0, "NO_STREAM", "the server sent no event stream");
+    yield* readSse(response.body);
   }
 
   threadState(threadId: string): Promise<{ values: unknown; next: string[] }> {
     return this.json("GET", `/threads/${encodeURIComponent(threadId)}/state`);
   }
 
-  childThread(threadId: string, childThreadId: string): Promise<{ values: unknown }> {
+  /** A subagent's thread; `run` is null while the child still runs. */
+  childThread(
+    threadId: string,
+    childThreadId: string,
+  ): Promise<{ values: unknown; run: unknown | null }> {
     return this.json(
       "GET",
       `/threads/${encodeURIComponent(threadId)}/subagents/${encodeURIComponent(childThreadId)}`,
@@ -163,8 +222,12 @@ export class Api {
     path: string,
     body?: unknown,
     signal?: AbortSignal,
+    extraHeaders: Record<string, string> = {},
   ): Promise<Response> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.token}` };
+    const headers: Record<string, string> = {
+      ...extraHeaders,
+      authorization: `Bearer ${this.token}`,
+    };
     let payload: BodyInit | undefined;
     if (body instanceof FormData) payload = body;
     else if (body !== undefined) {

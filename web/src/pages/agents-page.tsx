@@ -99,22 +99,22 @@ export function AgentsPage(props: { api: Api }) {
                   {agent.is_default && <span class="badge">Default</span>}
                   {agent.description && <div class="muted">{agent.description}</div>}
                 </td>
-                <td>
+                <td data-label="Slug">
                   <code>{agent.slug}</code>
                 </td>
-                <td>
+                <td data-label="Kind">
                   {agent.is_subagent ? (
                     <span class="badge subagent">Subagent</span>
                   ) : (
                     <span class="badge">Chat agent</span>
                   )}
                 </td>
-                <td>
+                <td data-label="Subagents">
                   {agent.is_subagent
                     ? "—"
                     : (agent.config_json.context.subagents ?? []).join(", ") || "none"}
                 </td>
-                <td>
+                <td data-label="Sharing">
                   {agent.share_config.mode}
                   <div class="muted">owner: {agent.owner_uid}</div>
                 </td>
