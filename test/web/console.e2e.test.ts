@@ -19,39 +19,8 @@ import {
   waitUntil,
   withArtifacts,
 } from "../support/browser.js";
+import { Gate } from "../support/gate.js";
 import { makeRuntime, type RuntimeFixture } from "../support/runtime-fixture.js";
-
-/**
- * A gate a scripted model call waits at before it answers: the test sees the call arrive
- * (`reached`) and lets it answer (`release()`); an abort of the run ends the wait as usual.
- */
-class Gate {
-  reached = false;
-  private open: () => void = () => {};
-  private readonly opened = new Promise<void>((resolve) => {
-    this.open = resolve;
-  });
-
-  release(): void {
-    this.open();
-  }
-
-  async pass(signal: AbortSignal | undefined): Promise<void> {
-    this.reached = true;
-    if (signal === undefined) return this.opened;
-    if (signal.aborted) throw signal.reason;
-    let onAbort: () => void = () => {};
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    try {
-      await Promise.race([this.opened, aborted]);
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
-  }
-}
 
 const UID = "alice";
 const QUESTION = "What is the boiling point of water?";
@@ -200,7 +169,7 @@ describe("web console in Chromium", () => {
 
   const card = (slug: string, status?: string) =>
     ui().page.locator(
-      `[data-subagent-card][aria-label="Subagent ${slug}"]${status ? `[data-status="${status}"]` : ""}`,
+      `[data-subagent-card][data-subagent-slug="${slug}"]${status ? `[data-status="${status}"]` : ""}`,
     );
   const cancelButton = () => ui().page.getByRole("button", { name: "Cancel", exact: true });
   const assistantMessage = (text: string) =>
@@ -353,7 +322,8 @@ describe("web console in Chromium", () => {
 
       await card("researcher", "completed").waitFor();
       await waitForText(card("researcher"), "Rounds: 1");
-      await waitForText(card("researcher"), "researcher");
+      // The card names the subagent by its name, not its slug.
+      await waitForText(card("researcher").locator("header"), "Researcher");
       await assistantMessage(FINAL_ANSWER).waitFor();
       await cancelButton().waitFor({ state: "hidden" });
       expect(researcher.calls).toHaveLength(1);
@@ -364,7 +334,9 @@ describe("web console in Chromium", () => {
       mkdirSync(ARTIFACTS_DIR, { recursive: true });
       await page.screenshot({ path: join(ARTIFACTS_DIR, "console-chat.png"), fullPage: true });
 
-      await card("researcher").getByRole("button", { name: "Open thread", exact: true }).click();
+      await card("researcher")
+        .getByRole("button", { name: /^Open thread/ })
+        .click();
       const dialog = page.getByRole("dialog");
       await dialog.getByRole("heading", { name: /^Subagent thread/ }).waitFor();
       await dialog

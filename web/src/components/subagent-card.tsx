@@ -74,7 +74,7 @@ export function SubagentCard(props: {
         type="button"
         class="secondary"
         disabled={!card.childThreadId}
-        aria-label={`Open the thread of ${name}`}
+        aria-label={`Open thread of ${name}`}
         onClick={() => props.onOpenThread(card)}
       >
         Open thread

@@ -276,6 +276,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
         />
       </nav>
       <div class="conversation">
+        <h1 class="visually-hidden">{thread ? threadTitle(thread) : "New conversation"}</h1>
         <div class="field inline agent-picker">
           <label for="agent">Agent</label>
           <select
