@@ -37,6 +37,8 @@ const AFTER_LOST = "Back online: twelve boats in the harbour.";
 const SLOW_TASK = "Wait for the tide";
 const AFTER_CANCEL = "The tide can wait.";
 const LONG_WORD = "x".repeat(300);
+const CLOCK_QUESTION = "What time is it?";
+const CLOCK_ANSWER = "It is late.";
 
 /** An answer with everything markdown offers, plus payloads that must stay inert. */
 const MARKDOWN_ANSWER = [
@@ -85,6 +87,8 @@ const main = new ScriptedChatModel("main", [
   },
   { reply: { text: AFTER_CANCEL } },
   { reply: { text: MARKDOWN_ANSWER } },
+  { reply: { toolCalls: [{ name: "current_time", args: {} }] } },
+  { reply: { text: CLOCK_ANSWER } },
 ]);
 const scout = new ScriptedChatModel("scout", [
   { reply: { text: SCOUT_ANSWER }, hold: (_call, signal) => gateLive.pass(signal) },
@@ -307,6 +311,20 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
       // Caught up without repeating anything: one human message, one answer.
       expect(await page().locator('[data-message-role="human"]').count()).toBe(1);
       expect(await assistantMessage(AFTER_LOST).count()).toBe(1);
+
+      // A message sent while the server is unreachable is not shown as sent: it goes back to
+      // the message box, with the reason.
+      await proxy?.cut();
+      await send("Anyone there?");
+      await page().getByRole("alert").filter({ hasText: "cannot be reached" }).waitFor();
+      expect(await messageBox().inputValue()).toBe("Anyone there?");
+      expect(
+        await page()
+          .locator('[data-message-role="human"]')
+          .filter({ hasText: "Anyone there?" })
+          .count(),
+      ).toBe(0);
+      await proxy?.listen();
     });
   }, 120_000);
 
@@ -375,6 +393,69 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
         await screenshot(`chat-markdown-${size.width}`);
       }
       await page().setViewportSize(DESKTOP);
+    });
+  }, 120_000);
+
+  it("conversations: an upload does not title one, its first message does; tool calls fold; search, rename, delete", async () => {
+    await withArtifacts(ui(), "live-manage", async () => {
+      await openChat();
+      await newConversation();
+      await page()
+        .getByLabel("Upload file", { exact: true })
+        .setInputFiles({
+          name: "clock.txt",
+          mimeType: "text/plain",
+          buffer: Buffer.from("tick\n"),
+        });
+      const threadId = await shownThreadId();
+      const entry = page().locator(`li[data-thread-id="${threadId}"]`);
+      await waitUntil("the uploaded file", async () =>
+        ((await page().locator(".files").textContent()) ?? "").includes("clock.txt"),
+      );
+      await send(CLOCK_QUESTION);
+      await assistantMessage(CLOCK_ANSWER).waitFor();
+      await waitForText(entry, CLOCK_QUESTION);
+      const stored = await fixture?.runtime.threads.get(UID, threadId);
+      expect(stored?.metadata.title).toBe(CLOCK_QUESTION);
+
+      // The tool call is folded, with its arguments and its result inside.
+      const call = page().locator('details[data-tool-call="current_time"]');
+      await call.waitFor();
+      expect(await call.getAttribute("open")).toBeNull();
+      await call.locator("summary").click();
+      await call.getByText("Arguments", { exact: true }).waitFor();
+      await call.getByText("Result", { exact: true }).waitFor();
+      expect(await page().locator('[data-message-role="tool"]').count()).toBe(0);
+
+      // Search by title.
+      const search = page().getByLabel("Search conversations", { exact: true });
+      await search.fill("boats");
+      await waitUntil(
+        "one match",
+        async () => (await page().locator("li[data-thread-id]").count()) === 1,
+      );
+      await waitForText(page().locator("li[data-thread-id]"), "How many boats?");
+      await search.fill("");
+
+      // Rename.
+      await entry.getByRole("button", { name: `Rename ${CLOCK_QUESTION}`, exact: true }).click();
+      await entry.getByLabel("New title", { exact: true }).fill("Clock check");
+      await entry.getByRole("button", { name: "Save", exact: true }).click();
+      await waitForText(entry.locator("a.thread-link"), "Clock check");
+      expect((await fixture?.runtime.threads.get(UID, threadId))?.metadata.title).toBe(
+        "Clock check",
+      );
+
+      // Delete, after one question.
+      await entry.getByRole("button", { name: "Delete Clock check", exact: true }).click();
+      const question = page().getByRole("dialog");
+      await question.getByRole("heading", { name: "Delete this conversation?" }).waitFor();
+      await question.getByRole("button", { name: "Delete", exact: true }).click();
+      await entry.waitFor({ state: "detached" });
+      const gone = await fetch(`${directBase}/threads/${threadId}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(gone.status).toBe(404);
     });
   }, 120_000);
 
