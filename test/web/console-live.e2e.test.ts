@@ -614,6 +614,55 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
     });
   }, 180_000);
 
+  it("attaches a file from the message box; a conversation whose agent was deleted says so", async () => {
+    await withArtifacts(ui(), "live-attach", async () => {
+      const runtime = fixture?.runtime;
+      if (!runtime) throw new Error("no runtime");
+      const ephemeral = await runtime.agents.create(UID, {
+        ...mainAgentPayload("ephemeral", "offline", undefined),
+        name: "Ephemeral",
+      });
+      await openChat();
+      await newConversation();
+      await page().getByLabel("Agent", { exact: true }).selectOption({ label: "Ephemeral" });
+      await page()
+        .getByLabel("Attach file", { exact: true })
+        .setInputFiles({
+          name: "notes.md",
+          mimeType: "text/markdown",
+          buffer: Buffer.from("# notes\n"),
+        });
+      await waitForText(page().locator("[data-attached]"), "notes.md");
+      const threadId = await shownThreadId();
+      await send("Hello offline");
+      const sent = page()
+        .locator('[data-message-role="human"]')
+        .filter({ hasText: "Hello offline" });
+      await waitForText(sent, "/home/gem/user-data/uploads/notes.md");
+      await page().locator('[data-message-role="assistant"]').first().waitFor();
+      await cancelButton().waitFor({ state: "hidden" });
+      expect(await page().locator("[data-attached]").count()).toBe(0);
+      const uploads = await runtime.files.list(UID, threadId, "/home/gem/user-data/uploads");
+      expect(uploads.map((file) => file.path)).toEqual(["/home/gem/user-data/uploads/notes.md"]);
+      const stored = await runtime.threads.get(UID, threadId);
+      expect(stored.metadata.title).toBe("Hello offline");
+
+      // The agent goes away: the conversation says so instead of a blank switcher.
+      await runtime.agents.delete(UID, ephemeral.id);
+      await openChat(`#/chat/${encodeURIComponent(threadId)}`);
+      await waitUntil("the switcher to name the deleted agent", async () =>
+        (
+          (await page().evaluate<string | null>(
+            'document.querySelector("#agent")?.selectedOptions[0]?.textContent ?? null',
+          )) ?? ""
+        ).includes("deleted agent"),
+      );
+      await send("Still there?");
+      await waitForText(page().getByRole("alert"), "no longer exists");
+      expect(await messageBox().inputValue()).toBe("Still there?");
+    });
+  }, 120_000);
+
   it("used every scripted model call", () => {
     main.assertComplete();
     scout.assertComplete();

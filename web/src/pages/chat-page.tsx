@@ -15,6 +15,7 @@ import { MessageList } from "../components/message-list.js";
 import { SubagentCard } from "../components/subagent-card.js";
 import { ThreadList, threadTitle } from "../components/thread-list.js";
 import { LiveRuns, type RunEnd } from "../live-runs.js";
+import { baseName } from "../text.js";
 
 /** What a run streams: the state, node updates, tokens, and the task tool's events. */
 const STREAM_MODES = ["values", "updates", "messages-tuple", "custom"];
@@ -48,6 +49,9 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
   const [filesVersion, setFilesVersion] = useState(0);
   const [drawerOpen, setDrawerOpen] = useState(false);
   const [deleting, setDeleting] = useState<ThreadInfo | undefined>();
+  /** Files attached from the message box since the last send (already in the uploads). */
+  const [attached, setAttached] = useState<string[]>([]);
+  const [attaching, setAttaching] = useState(false);
   const [, bump] = useReducer((count: number) => count + 1, 0);
   const redraw = useCallback(() => bump(undefined), []);
   const liveRuns = useMemo(() => new LiveRuns(api, redraw), [api]);
@@ -175,6 +179,12 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
     setSending(true);
     const before = conversation;
     setDraft("");
+    // The agent reads uploads from its folder: the message says which files came with it.
+    const files = attached;
+    const content = files.length
+      ? `${text}\n\n(Attached: ${files.map((path) => `\`${path}\``).join(", ")})`
+      : text;
+    setAttached([]);
     let target: string | undefined;
     try {
       target = await ensureThread(text);
@@ -184,14 +194,15 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
       }
     } catch (caught) {
       setDraft(text);
+      setAttached(files);
       setError((caught as Error).message);
       setSending(false);
       return;
     }
     setSending(false);
-    const ending = liveRuns.start(target, withHumanMessage(before, text), {
+    const ending = liveRuns.start(target, withHumanMessage(before, content), {
       assistant_id: agentId,
-      input: { messages: [{ type: "human", content: text }] },
+      input: { messages: [{ type: "human", content }] },
       stream_mode: STREAM_MODES,
       stream_subgraphs: true,
       on_disconnect: "continue",
@@ -204,9 +215,30 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
       if (shownThread.current === target) {
         setStored(before);
         setDraft((current) => current || text);
+        setAttached((current) => (current.length ? current : files));
       }
     }
     await finished(end);
+  };
+
+  /** Uploads a file chosen in the message box into the conversation's uploads. */
+  const attach = async (event: Event) => {
+    const input = event.target as HTMLInputElement;
+    const file = input.files?.[0];
+    if (!file) return;
+    setAttaching(true);
+    setError(undefined);
+    try {
+      const target = await ensureThread();
+      const entry = await api.uploadFile(target, file);
+      setAttached((current) => [...current.filter((path) => path !== entry.path), entry.path]);
+      setFilesVersion((version) => version + 1);
+    } catch (caught) {
+      setError(`Cannot attach "${file.name}": ${(caught as Error).message}`);
+    } finally {
+      setAttaching(false);
+      input.value = "";
+    }
   };
 
   const cancel = async () => {
@@ -361,7 +393,22 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
               }
             }}
           />
+          {attached.length > 0 && (
+            <p class="attached muted" data-attached="">
+              Attached: {attached.map((path) => baseName(path)).join(", ")}
+            </p>
+          )}
           <div class="form-actions">
+            <label class="attach secondary" for="attach">
+              {attaching ? "Attaching…" : "Attach file"}
+            </label>
+            <input
+              id="attach"
+              class="attach-input"
+              type="file"
+              disabled={attaching}
+              onChange={(event) => void attach(event)}
+            />
             <button type="submit" disabled={sending || live !== undefined || !draft.trim()}>
               Send
             </button>
