@@ -2,11 +2,13 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { BaseMessage } from "@langchain/core/messages";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ScriptedChatModel } from "../../models/scripted.js";
 import { createServer, type SubagentGraphServer } from "../../server/app.js";
 import { buildConsole } from "../../server/console-build.js";
+import { messageText } from "../../util/message-text.js";
 import {
   ARTIFACTS_DIR,
   type BrowserSession,
@@ -89,6 +91,23 @@ const main = new ScriptedChatModel("main", [
   { reply: { text: MARKDOWN_ANSWER } },
   { reply: { toolCalls: [{ name: "current_time", args: {} }] } },
   { reply: { text: CLOCK_ANSWER } },
+  { reply: { text: "Answer one." } },
+  {
+    // The edited message is sent from the point before the first: nothing of it is seen.
+    expect: (call) => {
+      expect(call.messages.map((message) => message.getType())).toEqual(["human"]);
+      expect(messageText(call.messages[0] as BaseMessage)).toBe("Second try");
+    },
+    reply: { text: "Answer two." },
+  },
+  {
+    expect: (call) => {
+      expect(call.messages.map((message) => messageText(message as BaseMessage))).toEqual([
+        "Second try",
+      ]);
+    },
+    reply: { text: "Answer three." },
+  },
 ]);
 const scout = new ScriptedChatModel("scout", [
   { reply: { text: SCOUT_ANSWER }, hold: (_call, signal) => gateLive.pass(signal) },
@@ -660,6 +679,47 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
       await send("Still there?");
       await waitForText(page().getByRole("alert"), "no longer exists");
       expect(await messageBox().inputValue()).toBe("Still there?");
+    });
+  }, 120_000);
+
+  it("edits and resends a message, and regenerates an answer, as forks of the thread", async () => {
+    await withArtifacts(ui(), "live-fork", async () => {
+      await openChat();
+      await newConversation();
+      await page().getByLabel("Agent", { exact: true }).selectOption({ label: "Warden" });
+      await send("First try");
+      await assistantMessage("Answer one.").waitFor();
+      await cancelButton().waitFor({ state: "hidden" });
+      const threadId = await shownThreadId();
+
+      await page().getByRole("button", { name: "Edit message: First try", exact: true }).click();
+      await page().getByLabel("Edit message", { exact: true }).fill("Second try");
+      await page().getByRole("button", { name: "Send edited", exact: true }).click();
+      await assistantMessage("Answer two.").waitFor();
+      await cancelButton().waitFor({ state: "hidden" });
+      const humans = page().locator('[data-message-role="human"]');
+      expect(await humans.allTextContents()).toEqual([expect.stringContaining("Second try")]);
+      expect(await assistantMessage("Answer one.").count()).toBe(0);
+
+      await page().getByRole("button", { name: "Regenerate", exact: true }).click();
+      await assistantMessage("Answer three.").waitFor();
+      await cancelButton().waitFor({ state: "hidden" });
+      expect(await assistantMessage("Answer two.").count()).toBe(0);
+      expect(await humans.count()).toBe(1);
+
+      // The thread's head is the last fork; the first branch stays in its history.
+      const runtime = fixture?.runtime;
+      const head = await runtime?.threads.state(UID, threadId);
+      const texts = (head?.values as { messages: BaseMessage[] }).messages.map((message) =>
+        messageText(message),
+      );
+      expect(texts).toEqual(["Second try", "Answer three."]);
+      const history = (await runtime?.history(UID, threadId)) ?? [];
+      expect(
+        history.some((checkpoint) =>
+          checkpoint.messages.some((message) => messageText(message) === "Answer one."),
+        ),
+      ).toBe(true);
     });
   }, 120_000);
 

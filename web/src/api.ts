@@ -1,4 +1,5 @@
 import type { AgentRecord } from "./agent-form-model.js";
+import type { HistoryState } from "./fork-point.js";
 import { readSse, type SseEvent } from "./sse.js";
 
 /** Where the token is kept between visits. */
@@ -152,6 +153,14 @@ export class Api {
 
   threadState(threadId: string): Promise<{ values: unknown; next: string[] }> {
     return this.json("GET", `/threads/${encodeURIComponent(threadId)}/state`);
+  }
+
+  /** The thread's states, newest first (messages, next step and checkpoint of each). */
+  threadHistory(threadId: string, limit = 200): Promise<HistoryState[]> {
+    return this.json("POST", `/threads/${encodeURIComponent(threadId)}/history`, {
+      limit,
+      select: ["values.messages", "next", "checkpoint"],
+    });
   }
 
   /** A subagent's thread; `run` is null while the child still runs. */

@@ -15,6 +15,14 @@ function argumentsText(args: Record<string, unknown>): string {
 export function MessageList(props: {
   messages: ChatMessage[];
   renderTaskCall?: (callId: string) => ComponentChildren;
+  /**
+   * What follows a message (its Edit or Regenerate buttons), or what replaces it (an edit
+   * form, returned with `replace: true`).
+   */
+  renderActions?: (
+    message: ChatMessage,
+    index: number,
+  ) => { node: ComponentChildren; replace?: boolean } | undefined;
 }) {
   const results = new Map<string, ChatMessage>();
   for (const message of props.messages) {
@@ -26,7 +34,15 @@ export function MessageList(props: {
   }
   return (
     <ol class="messages">
-      {props.messages.map((message) => {
+      {props.messages.map((message, index) => {
+        const actions = props.renderActions?.(message, index);
+        if (actions?.replace) {
+          return (
+            <li key={message.id} class={`message ${message.role}`} data-message-role="editing">
+              {actions.node}
+            </li>
+          );
+        }
         if (message.role === "tool") {
           // Shown with the call it answers; a result without its call stands alone.
           if (message.toolCallId && answered.has(message.toolCallId)) return null;
@@ -76,6 +92,7 @@ export function MessageList(props: {
             {taskCalls.length > 0 && (
               <div class="cards">{taskCalls.map((call) => props.renderTaskCall?.(call.id))}</div>
             )}
+            {actions?.node}
           </li>
         );
       })}

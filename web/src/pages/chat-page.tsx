@@ -3,6 +3,7 @@ import type { AgentRecord } from "../agent-form-model.js";
 import { type Api, ApiError, type ThreadInfo } from "../api.js";
 import {
   type SubagentCard as Card,
+  type ChatMessage,
   type Conversation,
   conversationFromValues,
   emptyConversation,
@@ -14,6 +15,7 @@ import { FilesPanel } from "../components/files-panel.js";
 import { MessageList } from "../components/message-list.js";
 import { SubagentCard } from "../components/subagent-card.js";
 import { ThreadList, threadTitle } from "../components/thread-list.js";
+import { checkpointBefore } from "../fork-point.js";
 import { LiveRuns, type RunEnd } from "../live-runs.js";
 import { baseName } from "../text.js";
 
@@ -52,6 +54,8 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
   /** Files attached from the message box since the last send (already in the uploads). */
   const [attached, setAttached] = useState<string[]>([]);
   const [attaching, setAttaching] = useState(false);
+  /** The human message being edited (its id and the new text). */
+  const [editing, setEditing] = useState<{ id: string; text: string } | undefined>();
   const [, bump] = useReducer((count: number) => count + 1, 0);
   const redraw = useCallback(() => bump(undefined), []);
   const liveRuns = useMemo(() => new LiveRuns(api, redraw), [api]);
@@ -119,6 +123,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
   useEffect(() => {
     setError(undefined);
     setNotice(undefined);
+    setEditing(undefined);
     setStored(emptyConversation());
     if (!threadId || liveRuns.get(threadId)) return;
     let current = true;
@@ -241,6 +246,119 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
     }
   };
 
+  /**
+   * Sends `text` in place of the human message `messageId` (edit-and-resend; with its own text,
+   * a regenerate): a run from the checkpoint just before it, which forks the thread there.
+   */
+  const resend = async (messageId: string, text: string) => {
+    if (!threadId || !agentId || agentMissing || live) return;
+    const index = conversation.messages.findIndex((message) => message.id === messageId);
+    if (index === -1 || !text.trim()) return;
+    setEditing(undefined);
+    setError(undefined);
+    setNotice(undefined);
+    const prior = conversation.messages.slice(0, index);
+    let checkpointId: string | undefined;
+    try {
+      const history = await api.threadHistory(threadId);
+      checkpointId = checkpointBefore(
+        history,
+        prior.map((message) => message.id),
+      );
+    } catch (caught) {
+      setError(`Cannot resend: ${(caught as Error).message}`);
+      return;
+    }
+    if (!checkpointId) {
+      setError(
+        "Cannot resend this message: the thread's history no longer holds the point before it (it is older than the last 200 states).",
+      );
+      return;
+    }
+    const base = withHumanMessage({ ...conversation, messages: prior }, text.trim());
+    await finished(
+      await liveRuns.start(threadId, base, {
+        assistant_id: agentId,
+        input: { messages: [{ type: "human", content: text.trim() }] },
+        checkpoint_id: checkpointId,
+        stream_mode: STREAM_MODES,
+        stream_subgraphs: true,
+        on_disconnect: "continue",
+      }),
+    );
+  };
+
+  /** Edit on every human message, Regenerate on the last answer, while nothing runs. */
+  const renderActions = (message: ChatMessage, index: number) => {
+    if (live || !threadId) return undefined;
+    if (editing?.id === message.id) {
+      return {
+        replace: true,
+        node: (
+          <form
+            class="edit-message"
+            onSubmit={(event) => {
+              event.preventDefault();
+              void resend(message.id, editing.text);
+            }}
+          >
+            <label for="edit-message">Edit message</label>
+            <textarea
+              id="edit-message"
+              rows={3}
+              value={editing.text}
+              onInput={(event) =>
+                setEditing({ id: message.id, text: (event.target as HTMLTextAreaElement).value })
+              }
+            />
+            <div class="form-actions">
+              <button type="submit" disabled={!editing.text.trim()}>
+                Send edited
+              </button>
+              <button type="button" class="secondary" onClick={() => setEditing(undefined)}>
+                Cancel edit
+              </button>
+            </div>
+          </form>
+        ),
+      };
+    }
+    if (message.role === "human") {
+      return {
+        node: (
+          <button
+            type="button"
+            class="link message-action"
+            aria-label={`Edit message: ${message.text.slice(0, 40)}`}
+            onClick={() => setEditing({ id: message.id, text: message.text })}
+          >
+            Edit
+          </button>
+        ),
+      };
+    }
+    const last = conversation.messages.length - 1;
+    if (message.role === "assistant" && index === last && message.toolCalls.length === 0) {
+      const asked = conversation.messages
+        .slice(0, index)
+        .reverse()
+        .find((candidate) => candidate.role === "human");
+      if (!asked) return undefined;
+      return {
+        node: (
+          <button
+            type="button"
+            class="link message-action"
+            onClick={() => void resend(asked.id, asked.text)}
+          >
+            Regenerate
+          </button>
+        ),
+      };
+    }
+    return undefined;
+  };
+
   const cancel = async () => {
     if (!threadId) return;
     try {
@@ -336,6 +454,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
           ) : (
             <MessageList
               messages={conversation.messages}
+              renderActions={renderActions}
               renderTaskCall={(callId) => {
                 const card = conversation.cards[callId];
                 return card ? (
