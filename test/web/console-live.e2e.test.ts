@@ -709,12 +709,14 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
 
       // The thread's head is the last fork; the first branch stays in its history.
       const runtime = fixture?.runtime;
-      const head = await runtime?.threads.state(UID, threadId);
-      const texts = (head?.values as { messages: BaseMessage[] }).messages.map((message) =>
-        messageText(message),
-      );
-      expect(texts).toEqual(["Second try", "Answer three."]);
-      const history = (await runtime?.history(UID, threadId)) ?? [];
+      if (!runtime) throw new Error("the runtime did not start");
+      const head = await runtime.threads.state(UID, threadId);
+      const messages = (head?.values as { messages?: BaseMessage[] } | undefined)?.messages ?? [];
+      expect(messages.map((message) => messageText(message))).toEqual([
+        "Second try",
+        "Answer three.",
+      ]);
+      const history = await runtime.history(UID, threadId);
       expect(
         history.some((checkpoint) =>
           checkpoint.messages.some((message) => messageText(message) === "Answer one."),
