@@ -5,7 +5,7 @@ import {
   type RunSource,
   retryDelayMs,
 } from "../../web/src/run-follower.js";
-import type { SseEvent } from "../../web/src/sse.js";
+import type { SseEvent } from "../../web/src/stream-event.js";
 
 const event = (id: number, name = "values", data: unknown = { n: id }): SseEvent => ({
   event: name,

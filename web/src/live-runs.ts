@@ -6,7 +6,7 @@
  * act on another conversation's run.
  */
 
-import { type Api, ApiError } from "./api.js";
+import { type Api, ApiError, type RunRequest } from "./api.js";
 import { applyStreamEvent, type Conversation } from "./chat-state.js";
 import { type Connection, type FollowStart, followRun } from "./run-follower.js";
 
@@ -19,6 +19,11 @@ export interface LiveRun {
   conversation: Conversation;
   connection: Connection;
   cancelRequested: boolean;
+  /**
+   * The run is over; its conversation stays on screen until the page has read the thread's
+   * final state and calls {@link LiveRuns.release} (else the stale stored state would flash).
+   */
+  ended: boolean;
 }
 
 /** How a followed run ended. */
@@ -30,9 +35,6 @@ export interface RunEnd {
   error: unknown;
 }
 
-/** The request bodies a run is started with. */
-export type RunBody = Record<string, unknown>;
-
 export class LiveRuns {
   readonly #runs = new Map<string, LiveRun>();
   readonly #controllers = new Map<string, AbortController>();
@@ -43,18 +45,24 @@ export class LiveRuns {
     private readonly onChange: () => void,
   ) {}
 
-  /** The run followed on `threadId`, if any. */
+  /** The run followed on `threadId` (going, or ended and not yet released), if any. */
   get(threadId: string | undefined): LiveRun | undefined {
     return threadId === undefined ? undefined : this.#runs.get(threadId);
   }
 
-  /** The thread ids of every followed run. */
+  /** The thread ids of every run still going. */
   threadIds(): string[] {
-    return [...this.#runs.keys()];
+    return [...this.#runs.values()].filter((run) => !run.ended).map((run) => run.threadId);
+  }
+
+  /** Forgets an ended run once the page shows the thread's stored state instead. */
+  release(run: LiveRun): void {
+    if (this.#runs.get(run.threadId) === run) this.#runs.delete(run.threadId);
+    this.onChange();
   }
 
   /** Starts a run on `threadId` (the conversation shown so far is `base`) and follows it. */
-  start(threadId: string, base: Conversation, body: RunBody): Promise<RunEnd> {
+  start(threadId: string, base: Conversation, body: RunRequest): Promise<RunEnd> {
     return this.#follow(threadId, base, undefined, (signal) => ({
       stream: this.api.streamRun(threadId, body, signal),
     }));
@@ -71,7 +79,7 @@ export class LiveRuns {
   /** Asks the server to cancel the run of `threadId` (only that conversation's). */
   async cancel(threadId: string): Promise<void> {
     const run = this.#runs.get(threadId);
-    if (!run?.runId) return;
+    if (!run?.runId || run.ended) return;
     run.cancelRequested = true;
     this.onChange();
     await this.api.cancelRun(threadId, run.runId);
@@ -96,6 +104,7 @@ export class LiveRuns {
       conversation: base,
       connection: "live",
       cancelRequested: false,
+      ended: false,
     };
     const controller = new AbortController();
     this.#runs.set(threadId, run);
@@ -135,10 +144,9 @@ export class LiveRuns {
     } catch (caught) {
       error = caught;
     } finally {
-      if (this.#runs.get(threadId) === run) {
-        this.#runs.delete(threadId);
-        this.#controllers.delete(threadId);
-      }
+      run.ended = true;
+      run.connection = "live";
+      if (this.#controllers.get(threadId) === controller) this.#controllers.delete(threadId);
     }
     this.onChange();
     return { run, accepted: run.runId !== undefined, error };

@@ -6,7 +6,7 @@
  * with fakes.
  */
 
-import type { SseEvent } from "./sse.js";
+import type { SseEvent } from "./stream-event.js";
 
 /** Whether the stream is connected, or was lost and is being retried. */
 export type Connection = "live" | "lost";

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "preact/hooks";
 import type { AgentRecord } from "../agent-form-model.js";
-import { type Api, ApiError, type ThreadInfo } from "../api.js";
+import { type Api, ApiError, type StreamMode, type ThreadInfo } from "../api.js";
 import {
   type SubagentCard as Card,
   type ChatMessage,
@@ -20,7 +20,7 @@ import { LiveRuns, type RunEnd } from "../live-runs.js";
 import { baseName } from "../text.js";
 
 /** What a run streams: the state, node updates, tokens, and the task tool's events. */
-const STREAM_MODES = ["values", "updates", "messages-tuple", "custom"];
+const STREAM_MODES: StreamMode[] = ["values", "updates", "messages-tuple", "custom"];
 
 /** Longest conversation title kept in a thread's metadata. */
 const TITLE_CHARS = 60;
@@ -114,9 +114,11 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
         }
         setFilesVersion((version) => version + 1);
       }
+      // The stored state is on screen now: the run's own copy can go.
+      liveRuns.release(run);
       void loadThreads();
     },
-    [api, loadThreads],
+    [api, loadThreads, liveRuns],
   );
 
   // Opening a conversation: its stored state, then its running run (if any) rejoined.
@@ -141,8 +143,10 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
     };
   }, [api, threadId, liveRuns, finished]);
 
-  const live = liveRuns.get(threadId);
-  const conversation = live?.conversation ?? stored;
+  const followed = liveRuns.get(threadId);
+  const conversation = followed?.conversation ?? stored;
+  /** The run going on in this conversation (an ended one waiting for release is not). */
+  const live = followed?.ended ? undefined : followed;
   const thread = threads.find((candidate) => candidate.thread_id === threadId);
 
   // A thread keeps the agent it started with: show that one when it is opened.
@@ -210,7 +214,6 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
       input: { messages: [{ type: "human", content }] },
       stream_mode: STREAM_MODES,
       stream_subgraphs: true,
-      on_disconnect: "continue",
     });
     // Listed (and marked running) at once, not when the run ends.
     void loadThreads();
@@ -283,7 +286,6 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
         checkpoint_id: checkpointId,
         stream_mode: STREAM_MODES,
         stream_subgraphs: true,
-        on_disconnect: "continue",
       }),
     );
   };
