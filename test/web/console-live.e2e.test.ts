@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -204,6 +204,17 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
   const messageBox = () => page().getByLabel("Message", { exact: true });
   const connectionBanner = () =>
     page().getByRole("status").filter({ hasText: "Connection lost: retrying" });
+
+  const axeSource = () =>
+    readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+  /** Runs axe-core on the page as it is; any violation fails with the page's name. */
+  const audit = async (name: string) => {
+    await page().evaluate(axeSource());
+    const violations = await page().evaluate<{ id: string; nodes: { target: unknown }[] }[]>(
+      "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))",
+    );
+    expect({ page: name, violations }).toEqual({ page: name, violations: [] });
+  };
 
   /** Loads the chat page afresh (a hash change alone would not reload it). */
   async function openChat(hash = "#/chat") {
@@ -563,17 +574,6 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
   }, 60_000);
 
   it("axe-core finds no violations on any page at either size", async () => {
-    const axeSource = (await import("node:fs")).readFileSync(
-      createRequire(import.meta.url).resolve("axe-core/axe.min.js"),
-      "utf8",
-    );
-    const audit = async (name: string) => {
-      await page().evaluate(axeSource);
-      const violations = await page().evaluate<{ id: string; nodes: { target: unknown }[] }[]>(
-        "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))",
-      );
-      expect({ page: name, violations }).toEqual({ page: name, violations: [] });
-    };
     await withArtifacts(ui(), "live-axe", async () => {
       for (const size of [DESKTOP, PHONE]) {
         await page().setViewportSize(size);
@@ -583,7 +583,7 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
         if (!fresh) throw new Error("no page");
         await fresh.goto("/");
         await fresh.getByLabel("API token", { exact: true }).waitFor();
-        await fresh.evaluate(axeSource);
+        await fresh.evaluate(axeSource());
         const signInViolations = await fresh.evaluate<unknown[]>(
           "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id))",
         );
@@ -722,6 +722,29 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
           checkpoint.messages.some((message) => messageText(message) === "Answer one."),
         ),
       ).toBe(true);
+
+      // The branches view shows all three versions, the current one first.
+      await page().getByRole("button", { name: "Branches", exact: true }).click();
+      const dialog = page().getByRole("dialog");
+      await dialog.getByRole("heading", { name: "Branches of this conversation" }).waitFor();
+      await dialog.locator('li[data-branch="earlier"]').nth(1).waitFor({ state: "attached" });
+      const summaries = await dialog.locator("li[data-branch] summary").allTextContents();
+      expect(summaries).toEqual([
+        "Current: Second try → Answer three.",
+        "Earlier: Second try → Answer two.",
+        "Earlier: First try → Answer one.",
+      ]);
+      await dialog.locator('li[data-branch="earlier"]').last().locator("summary").click();
+      await dialog
+        .locator('li[data-branch="earlier"]')
+        .last()
+        .locator('[data-message-role="assistant"]')
+        .filter({ hasText: "Answer one." })
+        .waitFor();
+      await screenshot("chat-branches-1280");
+      await audit("branches dialog 1280");
+      await dialog.getByRole("button", { name: "Close", exact: true }).click();
+      await dialog.waitFor({ state: "hidden" });
     });
   }, 120_000);
 

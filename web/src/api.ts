@@ -251,7 +251,7 @@ export class Api {
       (sdk) =>
         sdk.threads.getHistory(threadId, {
           limit,
-          select: ["values.messages", "next", "checkpoint"],
+          select: ["values.messages", "next", "checkpoint", "parent_checkpoint"],
         }) as Promise<HistoryState[]>,
     );
   }

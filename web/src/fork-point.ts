@@ -10,6 +10,7 @@ export interface HistoryState {
   values?: { messages?: { id?: string }[] } | Record<string, unknown>;
   next?: string[];
   checkpoint?: { checkpoint_id?: string };
+  parent_checkpoint?: { checkpoint_id?: string } | null;
 }
 
 /**

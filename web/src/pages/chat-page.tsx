@@ -9,6 +9,7 @@ import {
   emptyConversation,
   withHumanMessage,
 } from "../chat-state.js";
+import { BranchesDialog } from "../components/branches-dialog.js";
 import { ChildThreadDialog } from "../components/child-thread-dialog.js";
 import { ConfirmDialog } from "../components/confirm-dialog.js";
 import { FilesPanel } from "../components/files-panel.js";
@@ -56,6 +57,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
   const [attaching, setAttaching] = useState(false);
   /** The human message being edited (its id and the new text). */
   const [editing, setEditing] = useState<{ id: string; text: string } | undefined>();
+  const [showBranches, setShowBranches] = useState(false);
   const [, bump] = useReducer((count: number) => count + 1, 0);
   const redraw = useCallback(() => bump(undefined), []);
   const liveRuns = useMemo(() => new LiveRuns(api, redraw), [api]);
@@ -449,6 +451,16 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
           {chosenAgent?.description && (
             <span class="muted agent-description">{chosenAgent.description}</span>
           )}
+          {threadId && conversation.messages.length > 0 && (
+            <button
+              type="button"
+              class="secondary branches-button"
+              disabled={live !== undefined}
+              onClick={() => setShowBranches(true)}
+            >
+              Branches
+            </button>
+          )}
         </div>
         <div class="transcript" aria-live="polite">
           {conversation.messages.length === 0 ? (
@@ -560,6 +572,9 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
           name={names.get(openCard.subagentType)}
           onClose={() => setOpenCard(undefined)}
         />
+      )}
+      {showBranches && threadId && (
+        <BranchesDialog api={api} threadId={threadId} onClose={() => setShowBranches(false)} />
       )}
       {deleting && (
         <ConfirmDialog
