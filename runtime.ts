@@ -5,6 +5,7 @@ import { checkStorageOptions, resolveChannelStorage } from "./checkpoints/channe
 import { openStorage } from "./checkpoints/open-storage.js";
 import { ErrorCode, SubagentGraphError } from "./errors.js";
 import { openAgentParts } from "./graphs/agent-parts.js";
+import { modelSpecCheck } from "./models/model-spec.js";
 import { createFilesApi } from "./runs/files-api.js";
 import { mainAgentResolver, narrowSubagents } from "./runs/main-agent.js";
 import { createRunApi } from "./runs/run-api.js";
@@ -77,7 +78,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       throw new SubagentGraphError(ErrorCode.Closed, "the runtime is closed: create a new one");
   };
 
-  const agentRows = new AgentRepository(database.db);
+  // A model no factory could build is refused when the agent is saved, not at its first chat.
+  const agentRows = new AgentRepository(database.db, {
+    checkModel: modelSpecCheck(Object.keys(options.models ?? {})),
+  });
   const layout = new SandboxLayout(dataDir);
   const { threadLeaseMs } = options;
   const runStore = await openRunStore({

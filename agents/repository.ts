@@ -14,6 +14,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely, Transaction } from "kysely";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import type { ModelSpecCheck } from "../models/model-spec.js";
 import { compareText, hasNul } from "../store/portable-text.js";
 import { clockOf, type RepositoryOptions } from "../store/repository-options.js";
 import type { DatabaseSchema } from "../store/schema.js";
@@ -32,14 +33,32 @@ export interface ListAgentsOptions {
 
 type Executor = Kysely<DatabaseSchema> | Transaction<DatabaseSchema>;
 
+/** Options of an {@link AgentRepository}. */
+export interface AgentRepositoryOptions extends RepositoryOptions {
+  /**
+   * Checks `context.model` of an agent being created, or updated with another model (a stored
+   * agent is not refused for a model that has since gone). Unchecked without it.
+   */
+  checkModel?: ModelSpecCheck;
+}
+
 /** Reads and writes `agents` on behalf of a user. */
 export class AgentRepository {
   readonly #db: Kysely<DatabaseSchema>;
   readonly #now: () => Date;
+  readonly #checkModel: ModelSpecCheck;
 
-  constructor(db: Kysely<DatabaseSchema>, options: RepositoryOptions = {}) {
+  constructor(db: Kysely<DatabaseSchema>, options: AgentRepositoryOptions = {}) {
     this.#db = db;
     this.#now = clockOf(options);
+    this.#checkModel = options.checkModel ?? (() => undefined);
+  }
+
+  /** Checks the record's model unless it is the one `previous` already had. */
+  #checkModelOf(record: AgentRecord, previous?: AgentRecord): void {
+    const model = record.config_json.context.model;
+    if (model === undefined || model === previous?.config_json.context.model) return;
+    this.#checkModel(model);
   }
 
   /**
@@ -57,6 +76,7 @@ export class AgentRepository {
       owner_uid: uid,
       now,
     });
+    this.#checkModelOf(record);
     await this.#transaction(record.slug, async (trx) => {
       if (record.is_default) await clearOtherDefaults(trx, record, now);
       await trx.insertInto("agents").values(toAgentRow(record)).execute();
@@ -144,6 +164,7 @@ export class AgentRepository {
       const current = await loadEditable(trx, uid, id);
       const now = this.#now().toISOString();
       const next = applyAgentUpdate(current, parsed, now);
+      this.#checkModelOf(next, current);
       if (next.is_default) await clearOtherDefaults(trx, next, now);
       // Guarded by the version read above, so a concurrent writer (PostgreSQL, several
       // processes) cannot be overwritten silently.

@@ -5,7 +5,7 @@ import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
 import { finishedRun } from "../middleware/run-records.js";
 import type { SubagentRun } from "../middleware/subagent-runs.js";
 import { TASK_TOOL_NAME } from "../middleware/task.js";
-import { readThreadState } from "./thread-state.js";
+import { firstCheckpointTime, readThreadState } from "./thread-state.js";
 
 const CANCELLED = "cancelled with the parent run";
 
@@ -25,7 +25,7 @@ export async function repairCancelledTurn(
   graph: AgentGraph,
   saver: BaseCheckpointSaver,
   threadId: string,
-  /** When the cancelled run started: the latest a cancelled call can have started. */
+  /** When the cancelled run started: the start of a cancelled call whose child never ran. */
   runStartedAt: string,
 ): Promise<number> {
   const config = { configurable: { thread_id: threadId } };
@@ -69,7 +69,12 @@ export async function repairCancelledTurn(
         // Only name a child thread that exists: a call refused or not started has none.
         child_thread_id: child?.checkpointId ? (childThreadId ?? "") : "",
         description: typeof call.args.description === "string" ? call.args.description : "",
-        started_at: runStartedAt,
+        // The child's own start (its first checkpoint): the run's start would make a card's
+        // elapsed time jump back by everything the run did before this call.
+        started_at:
+          (child?.checkpointId && childThreadId
+            ? await firstCheckpointTime(saver, childThreadId)
+            : undefined) ?? runStartedAt,
       },
       {
         status: "cancelled",

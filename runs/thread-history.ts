@@ -1,8 +1,9 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { parseChildThreadId } from "../checkpoints/child-thread-id.js";
+import { makeChildThreadId, parseChildThreadId } from "../checkpoints/child-thread-id.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { SubagentRun } from "../middleware/subagent-runs.js";
+import { TASK_TOOL_NAME } from "../middleware/task-types.js";
 import type { ThreadRepository } from "../store/threads.js";
 import { readHistory, readThreadState, type ThreadCheckpoint } from "./thread-state.js";
 
@@ -11,8 +12,12 @@ export interface ChildThreadView {
   threadId: string;
   parentThreadId: string;
   subagentType: string;
-  /** The parent's record of the call that made this child. */
-  run: SubagentRun;
+  /**
+   * The parent's record of the call that made this child; `null` while the child still runs (a
+   * call is recorded when it ends, so a running child is known by the call in its parent's
+   * messages instead).
+   */
+  run: SubagentRun | null;
   messages: BaseMessage[];
 }
 
@@ -20,7 +25,10 @@ export interface ChildThreadView {
 export interface ThreadHistoryApi {
   /** The thread's checkpoints, newest first, each with its messages and subagent runs. */
   history(uid: string, threadId: string): Promise<ThreadCheckpoint[]>;
-  /** A child thread's messages, only if its parent thread is the caller's and records it. */
+  /**
+   * A child thread's messages, only if its parent thread is the caller's and records it (or, for
+   * a child that still runs, holds the `task` call that made it).
+   */
   childThread(uid: string, childThreadId: string): Promise<ChildThreadView>;
   /** A child thread's checkpoints, newest first (same permission as `childThread`). */
   childHistory(uid: string, childThreadId: string): Promise<ThreadCheckpoint[]>;
@@ -58,11 +66,17 @@ export function createThreadHistoryApi(deps: ThreadHistoryDeps): ThreadHistoryAp
     if (!parts || !(await threads.get(uid, parts.parentThreadId))) throw notFound;
     const recordsChild = (runs: SubagentRun[]) =>
       runs.find((record) => record.child_thread_id === childThreadId);
+    const latest = await readThreadState(saver, parts.parentThreadId);
     const run =
-      recordsChild((await readThreadState(saver, parts.parentThreadId)).subagentRuns) ??
+      recordsChild(latest.subagentRuns) ??
       recordsChild((await readHistory(saver, parts.parentThreadId)).flatMap((c) => c.subagentRuns));
-    if (!run) throw notFound;
-    return { parts, run };
+    if (run) return { parts, run };
+    // Not recorded yet: the call is, in the parent's latest messages (runs checkpoint every step
+    // before the next, so the AI message that made a running child's call is stored).
+    if (madeBy(latest.messages, parts.parentThreadId, parts.slug, childThreadId)) {
+      return { parts, run: null };
+    }
+    throw notFound;
   }
 
   return {
@@ -89,4 +103,36 @@ export function createThreadHistoryApi(deps: ThreadHistoryDeps): ThreadHistoryAp
       return readHistory(saver, childThreadId);
     },
   };
+}
+
+/**
+ * Whether one of `messages` is an AI message with a `task` call that makes `childThreadId`: its
+ * id is a hash of the parent thread, the slug, the call's id and the message's id, so only the
+ * call that made the child matches, and only in the parent thread it names.
+ */
+function madeBy(
+  messages: readonly BaseMessage[],
+  parentThreadId: string,
+  slug: string,
+  childThreadId: string,
+): boolean {
+  return messages.some((message) => {
+    const calls = (message as { tool_calls?: { id?: string; name?: string; args?: unknown }[] })
+      .tool_calls;
+    if (!Array.isArray(calls)) return false;
+    return calls.some(
+      (call) =>
+        call.name === TASK_TOOL_NAME &&
+        typeof call.id === "string" &&
+        // The slug is the call's own `subagent_type` (hashed with it, but any slug would hash).
+        (call.args as { subagent_type?: unknown } | undefined)?.subagent_type === slug &&
+        makeChildThreadId({
+          parentThreadId,
+          slug,
+          toolCallId: call.id,
+          // The task tool falls back to the call's id for a message without one.
+          aiMessageId: message.id ?? call.id,
+        }) === childThreadId,
+    );
+  });
 }

@@ -66,6 +66,17 @@ export async function readRunSubagentRuns(
   return records.filter((record) => record.started_at >= since);
 }
 
+/** When the thread's first checkpoint was written (its start), or undefined without one. */
+export async function firstCheckpointTime(
+  saver: BaseCheckpointSaver,
+  threadId: string,
+): Promise<string | undefined> {
+  let oldest: string | undefined;
+  // Newest first: the last one listed is the first written. No state is rebuilt for this.
+  for await (const tuple of saver.list(rootConfig(threadId))) oldest = tuple.checkpoint.ts;
+  return oldest;
+}
+
 /** Every checkpoint of the thread's root namespace, newest first. */
 export async function readHistory(
   saver: BaseCheckpointSaver,

@@ -129,6 +129,9 @@ export const childThreadSchema = z.object({
   thread_id: z.string(),
   parent_thread_id: z.string(),
   subagent_type: z.string(),
-  run: z.record(z.string(), z.unknown()),
+  run: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe("the parent's record of the task call; null while the child still runs"),
   values: valuesSchema,
 });

@@ -99,9 +99,47 @@ describe("createThreadHistoryApi", () => {
     await putCheckpoint(kit.saver, CHILD, { messages: [new AIMessage("old answer")] });
 
     const view = await kit.history.childThread("alice", CHILD);
-    expect(view.run.child_thread_id).toBe(CHILD);
+    expect(view.run?.child_thread_id).toBe(CHILD);
     expect(view.messages.map((message) => message.content)).toEqual(["old answer"]);
     expect(await kit.history.childHistory("alice", CHILD)).toHaveLength(1);
+  });
+
+  it("reads a running child through the task call in its parent's messages (run: null)", async () => {
+    kit = await openRunsKit();
+    await kit.store.threads.claim("alice", "t1", "agent-1");
+    // The step that called the child is stored; no record yet (a call is recorded as it ends).
+    await putCheckpoint(kit.saver, "t1", {
+      messages: [
+        new HumanMessage("hi"),
+        new AIMessage({
+          id: "ai-1",
+          content: "",
+          tool_calls: [{ id: "call-1", name: "task", args: { subagent_type: "worker" } }],
+        }),
+      ],
+    });
+    await putCheckpoint(kit.saver, CHILD, { messages: [new HumanMessage("look it up")] });
+    const view = await kit.history.childThread("alice", CHILD);
+    expect(view.run).toBeNull();
+    expect(view.subagentType).toBe("worker");
+    expect(view.messages.map((message) => message.content)).toEqual(["look it up"]);
+    expect(await kit.history.childHistory("alice", CHILD)).toHaveLength(1);
+    // Only that call's child: another call id, another user, or another slug is not found.
+    const otherCall = makeChildThreadId({
+      parentThreadId: "t1",
+      slug: "worker",
+      toolCallId: "call-2",
+      aiMessageId: "ai-1",
+    });
+    await expectFailure(kit.history.childThread("alice", otherCall), ErrorCode.NotFound);
+    await expectFailure(kit.history.childThread("bob", CHILD), ErrorCode.NotFound);
+    const otherSlug = makeChildThreadId({
+      parentThreadId: "t1",
+      slug: "other",
+      toolCallId: "call-1",
+      aiMessageId: "ai-1",
+    });
+    await expectFailure(kit.history.childThread("alice", otherSlug), ErrorCode.NotFound);
   });
 
   it("is NOT_FOUND on childThreadId for another user, whatever the child's checkpoints", async () => {

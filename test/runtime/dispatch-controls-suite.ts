@@ -394,6 +394,9 @@ export function runDispatchControlsSuite(saver: SaverKindUnderTest): void {
         );
         const slowRun = latest?.subagentRuns.find((run) => run.subagent_type === "slow");
         expect(slowRun?.child_thread_id).toMatch(/^t-cancel_sub_slow_[0-9a-f]{8}$/);
+        // Its start is the child's own (its first checkpoint), not the run's.
+        const slowHistory = await runtime.childHistory("alice", slowRun?.child_thread_id ?? "");
+        expect(slowRun?.started_at).toBe(slowHistory.at(-1)?.createdAt);
         // Every tool call of the cancelled turn is answered, so the next run works.
         const next = await runtime.run({
           uid: "alice",

@@ -170,7 +170,7 @@ export function runTaskDispatchSuite(saver: SaverKindUnderTest): void {
 
       const view = await runtime.childThread("alice", run?.child_thread_id ?? "");
       expect(view.messages).toHaveLength(4);
-      expect(view.run.id).toBe(run?.id);
+      expect(view.run?.id).toBe(run?.id);
       assertScriptsComplete();
     });
 

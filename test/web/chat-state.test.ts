@@ -1,3 +1,4 @@
+import { Client } from "@langchain/langgraph-sdk/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../agents/demo.js";
 import {
@@ -7,7 +8,6 @@ import {
   emptyConversation,
   withHumanMessage,
 } from "../../web/src/chat-state.js";
-import { readSse } from "../../web/src/sse.js";
 import { type HttpServer, startHttpServer } from "../support/http-server.js";
 
 /**
@@ -29,21 +29,21 @@ describe("chat state from a real run stream", () => {
       body: {},
     });
     threadId = thread.body.thread_id;
-    const response = await fetch(`${http.base}/threads/${threadId}/runs/stream`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        assistant_id: main?.id,
-        input: { messages: [{ type: "human", content: "Compare solar and wind power" }] },
-        stream_mode: ["values", "updates", "messages-tuple", "custom"],
-        stream_subgraphs: true,
-      }),
+    // Read as the console reads it: through the SDK's client.
+    const client = new Client({
+      apiUrl: http.base,
+      apiKey: null,
+      defaultHeaders: { authorization: `Bearer ${token}` },
+      callerOptions: { maxRetries: 0 },
     });
-    expect(response.status).toBe(200);
     let conversation = withHumanMessage(emptyConversation(), "Compare solar and wind power");
-    for await (const event of readSse(response.body as ReadableStream<Uint8Array>)) {
-      conversation = applyStreamEvent(conversation, event.event, event.data);
-      snapshots.push({ event: event.event, conversation });
+    for await (const part of client.runs.stream(threadId, main?.id ?? "", {
+      input: { messages: [{ type: "human", content: "Compare solar and wind power" }] },
+      streamMode: ["values", "updates", "messages-tuple", "custom"],
+      streamSubgraphs: true,
+    })) {
+      conversation = applyStreamEvent(conversation, part.event, part.data);
+      snapshots.push({ event: part.event, conversation });
     }
   });
   afterAll(() => http.stop());

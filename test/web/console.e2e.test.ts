@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { AgentRecord } from "../../agents/schema.js";
 import { ScriptedChatModel } from "../../models/scripted.js";
 import { createServer, type SubagentGraphServer } from "../../server/app.js";
@@ -19,39 +19,8 @@ import {
   waitUntil,
   withArtifacts,
 } from "../support/browser.js";
+import { Gate } from "../support/gate.js";
 import { makeRuntime, type RuntimeFixture } from "../support/runtime-fixture.js";
-
-/**
- * A gate a scripted model call waits at before it answers: the test sees the call arrive
- * (`reached`) and lets it answer (`release()`); an abort of the run ends the wait as usual.
- */
-class Gate {
-  reached = false;
-  private open: () => void = () => {};
-  private readonly opened = new Promise<void>((resolve) => {
-    this.open = resolve;
-  });
-
-  release(): void {
-    this.open();
-  }
-
-  async pass(signal: AbortSignal | undefined): Promise<void> {
-    this.reached = true;
-    if (signal === undefined) return this.opened;
-    if (signal.aborted) throw signal.reason;
-    let onAbort: () => void = () => {};
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    try {
-      await Promise.race([this.opened, aborted]);
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
-  }
-}
 
 const UID = "alice";
 const QUESTION = "What is the boiling point of water?";
@@ -193,14 +162,15 @@ describe("web console in Chromium", () => {
     await field("Name").fill(name);
     await field("Description").fill(`${name}: looks things up and reports back`);
     await field("System prompt").fill(`You are ${name}.`);
-    await field("Model").fill(model);
+    // Picked from the catalog's list (the runtime's models are in it).
+    await field("Model").selectOption(model);
     expect(await subagentsFieldset().count()).toBe(0);
     await saveAgentForm(slug);
   }
 
   const card = (slug: string, status?: string) =>
     ui().page.locator(
-      `[data-subagent-card][aria-label="Subagent ${slug}"]${status ? `[data-status="${status}"]` : ""}`,
+      `[data-subagent-card][data-subagent-slug="${slug}"]${status ? `[data-status="${status}"]` : ""}`,
     );
   const cancelButton = () => ui().page.getByRole("button", { name: "Cancel", exact: true });
   const assistantMessage = (text: string) =>
@@ -252,7 +222,7 @@ describe("web console in Chromium", () => {
       await field("Slug").fill("boss");
       await field("Name").fill("Boss");
       await field("Description").fill("Answers questions, delegating research");
-      await field("Model").fill("scripted:main");
+      await field("Model").selectOption("scripted:main");
       await field("Default agent").check();
       // The built-in is offered next to the user's subagents.
       await subagentsFieldset()
@@ -287,39 +257,96 @@ describe("web console in Chromium", () => {
     });
   }, 90_000);
 
-  it("shows the API's 422 next to the field and keeps the form open", async () => {
+  it("shows the API's 422 next to the field, in view, and keeps the form open", async () => {
     const { page } = ui();
     await withArtifacts(ui(), "agent-422", async () => {
       await openAgentsPage();
-      // What the API says about the same contradiction, asked directly (nothing is created).
+      // What the API says about the same model, asked directly (nothing is created).
       const direct = await fetch(`${base}/api/agent`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         body: JSON.stringify({
-          slug: "bad-default",
-          name: "Bad default",
-          backend_id: "SubAgentBackend",
-          is_default: true,
+          slug: "bad-model",
+          name: "Bad model",
+          config_json: { context: { model: "nosuch:model" } },
         }),
       });
       expect(direct.status).toBe(422);
       const refusal = ((await direct.json()) as { error: { field?: string; message: string } })
         .error;
-      expect(refusal.field).toBe("is_default");
+      expect(refusal.field).toBe("config_json.context.model");
+      expect(refusal.message).toContain('"nosuch:model"');
 
       await page.getByRole("button", { name: "New agent", exact: true }).click();
       await agentForm().waitFor();
+      // A subagent is never the default: the box is not offered for one.
       await field("Backend").selectOption("SubAgentBackend");
-      await field("Slug").fill("bad-default");
-      await field("Name").fill("Bad default");
-      await field("Default agent").check();
-      await agentForm().getByRole("button", { name: "Save", exact: true }).click();
-      const error = agentForm().locator('[data-error-for="is_default"]');
+      expect(await field("Default agent").count()).toBe(0);
+      await field("Backend").selectOption("ChatAgentBackend");
+      await field("Default agent").waitFor();
+      // The "none ticked" hint shows only while none is ticked.
+      const noneHint = subagentsFieldset().getByText("None ticked", { exact: false });
+      await noneHint.waitFor();
+      await subagentsFieldset().getByRole("checkbox", { name: "Researcher", exact: true }).check();
+      expect(await noneHint.count()).toBe(0);
+      await subagentsFieldset()
+        .getByRole("checkbox", { name: "Researcher", exact: true })
+        .uncheck();
+      await noneHint.waitFor();
+
+      await field("Slug").fill("bad-model");
+      await field("Name").fill("Bad model");
+      await field("Model").selectOption({ label: "Other…" });
+      await field("Model spec").fill("nosuch:model");
+      // Saved from the bottom of a form taller than the window: the error near the top must
+      // come into view.
+      await page.setViewportSize({ width: 1280, height: 500 });
+      onTestFinished(() => page.setViewportSize({ width: 1280, height: 900 }));
+      const save = agentForm().getByRole("button", { name: "Save", exact: true });
+      await save.scrollIntoViewIfNeeded();
+      await save.click();
+      const error = agentForm().locator('[data-error-for="model"]');
       await waitForText(error, refusal.message);
+      await waitUntil("the model error in the viewport", async () => {
+        const box = await error.boundingBox();
+        const height = page.viewportSize()?.height ?? 0;
+        return box !== null && box.y >= 0 && box.y + box.height <= height;
+      });
       expect(await agentForm().isVisible()).toBe(true);
       expect((await agentsOf()).map((agent) => agent.slug).sort()).toEqual(["boss", "researcher"]);
-      expect(await page.locator('tr[data-agent-slug="bad-default"]').count()).toBe(0);
+      expect(await page.locator('tr[data-agent-slug="bad-model"]').count()).toBe(0);
 
+      await agentForm().getByRole("button", { name: "Cancel", exact: true }).click();
+      await agentForm().waitFor({ state: "hidden" });
+    });
+  }, 60_000);
+
+  it("a version conflict's error is brought into view", async () => {
+    const { page } = ui();
+    await withArtifacts(ui(), "agent-conflict", async () => {
+      await openAgentsPage();
+      await page.getByRole("button", { name: "Edit Researcher", exact: true }).click();
+      await agentForm().waitFor();
+      // Someone else changes the agent while the form is open.
+      const researcherRecord = (await agentsOf()).find((agent) => agent.slug === "researcher");
+      if (!researcherRecord) throw new Error("no researcher");
+      await runtime().agents.update(UID, researcherRecord.id, {
+        description: "changed elsewhere",
+        expected_version: researcherRecord.version,
+      });
+      await field("Name").fill("Researcher");
+      await page.setViewportSize({ width: 1280, height: 500 });
+      onTestFinished(() => page.setViewportSize({ width: 1280, height: 900 }));
+      const save = agentForm().getByRole("button", { name: "Save", exact: true });
+      await save.scrollIntoViewIfNeeded();
+      await save.click();
+      const alert = agentForm().getByRole("alert");
+      await waitForText(alert, "reload the agent");
+      await waitUntil("the conflict in the viewport", async () => {
+        const box = await alert.boundingBox();
+        const height = page.viewportSize()?.height ?? 0;
+        return box !== null && box.y >= 0 && box.y + box.height <= height;
+      });
       await agentForm().getByRole("button", { name: "Cancel", exact: true }).click();
       await agentForm().waitFor({ state: "hidden" });
     });
@@ -353,7 +380,8 @@ describe("web console in Chromium", () => {
 
       await card("researcher", "completed").waitFor();
       await waitForText(card("researcher"), "Rounds: 1");
-      await waitForText(card("researcher"), "researcher");
+      // The card names the subagent by its name, not its slug.
+      await waitForText(card("researcher").locator("header"), "Researcher");
       await assistantMessage(FINAL_ANSWER).waitFor();
       await cancelButton().waitFor({ state: "hidden" });
       expect(researcher.calls).toHaveLength(1);
@@ -364,7 +392,9 @@ describe("web console in Chromium", () => {
       mkdirSync(ARTIFACTS_DIR, { recursive: true });
       await page.screenshot({ path: join(ARTIFACTS_DIR, "console-chat.png"), fullPage: true });
 
-      await card("researcher").getByRole("button", { name: "Open thread", exact: true }).click();
+      await card("researcher")
+        .getByRole("button", { name: /^Open thread/ })
+        .click();
       const dialog = page.getByRole("dialog");
       await dialog.getByRole("heading", { name: /^Subagent thread/ }).waitFor();
       await dialog
@@ -468,6 +498,32 @@ describe("web console in Chromium", () => {
         uploaded.push(...files.map((file) => file.path));
       }
       expect(uploaded).toEqual(["/home/gem/user-data/uploads/notes.txt"]);
+    });
+  }, 60_000);
+
+  it("deletes a subagent that a chat agent calls after one question, detaching it", async () => {
+    const { page } = ui();
+    await withArtifacts(ui(), "delete-in-use", async () => {
+      const nativeDialogs: string[] = [];
+      const onDialog = (dialog: { message(): string; dismiss(): Promise<void> }) => {
+        nativeDialogs.push(dialog.message());
+        void dialog.dismiss();
+      };
+      page.on("dialog", onDialog);
+      await openAgentsPage();
+      await page.getByRole("button", { name: "Delete Sleeper", exact: true }).click();
+      const question = page.getByRole("dialog");
+      await question.getByRole("heading", { name: 'Delete "Sleeper"?' }).waitFor();
+      await waitForText(question, "Boss calls it as a subagent");
+      await question.getByRole("button", { name: "Remove and delete", exact: true }).click();
+      await page.locator('tr[data-agent-slug="sleeper"]').waitFor({ state: "detached" });
+      page.off("dialog", onDialog);
+      expect(nativeDialogs).toEqual([]);
+      const agents = await agentsOf();
+      expect(agents.map((agent) => agent.slug).sort()).toEqual(["boss", "researcher"]);
+      expect(agents.find((agent) => agent.slug === "boss")?.config_json.context.subagents).toEqual([
+        "researcher",
+      ]);
     });
   }, 60_000);
 

@@ -92,7 +92,8 @@ export function agentPayload(values: AgentFormValues, editing?: AgentRecord) {
     name: values.name.trim(),
     description: values.description,
     backend_id: values.backend_id,
-    is_default: values.is_default,
+    // A subagent is never the default (the form hides the box; a stale tick is not sent).
+    is_default: values.backend_id === "ChatAgentBackend" && values.is_default,
     share_config: {
       mode: values.share_mode,
       uids: splitList(values.share_uids),

@@ -1,5 +1,7 @@
+import { Client } from "@langchain/langgraph-sdk/client";
 import type { AgentRecord } from "./agent-form-model.js";
-import { readSse, type SseEvent } from "./sse.js";
+import type { HistoryState } from "./fork-point.js";
+import type { SseEvent } from "./stream-event.js";
 
 /** Where the token is kept between visits. */
 export const TOKEN_KEY = "subagent-graph.token";
@@ -42,6 +44,63 @@ export interface ThreadInfo {
   status?: string;
 }
 
+/** A run as `/threads/:id/runs` returns it. */
+export interface RunInfo {
+  run_id: string;
+  thread_id: string;
+  status: "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
+}
+
+/** What the chat page starts a run with. */
+export interface RunRequest {
+  assistant_id: string;
+  input: Record<string, unknown>;
+  stream_mode: StreamMode[];
+  stream_subgraphs: boolean;
+  /** Run from this checkpoint (an edited or regenerated turn forks the thread there). */
+  checkpoint_id?: string;
+}
+
+/** The stream modes the console asks for. */
+export type StreamMode = "values" | "updates" | "messages-tuple" | "custom";
+
+/** One event as the SDK yields it (its `id` is the SSE id, for rejoining after it). */
+interface StreamPart {
+  event: string;
+  data: unknown;
+  id?: string;
+}
+
+/**
+ * An SDK failure as an {@link ApiError}: the SDK's `HTTPError` carries the status and the body
+ * (ours: `{ error: { code, message, field? } }`) in its message; anything else is the network.
+ */
+function sdkError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const failure = error as { status?: unknown; message?: unknown } | undefined;
+  const message = typeof failure?.message === "string" ? failure.message : String(error);
+  if (typeof failure?.status === "number") {
+    const body = message.replace(/^HTTP \d+: /, "");
+    try {
+      const parsed = JSON.parse(body) as {
+        error?: { code?: string; message?: string; field?: string };
+      };
+      if (parsed.error?.message) {
+        return new ApiError(
+          failure.status,
+          parsed.error.code ?? "ERROR",
+          parsed.error.message,
+          parsed.error.field,
+        );
+      }
+    } catch {
+      // Not our error shape: the status and the text as they came.
+    }
+    return new ApiError(failure.status, "HTTP_ERROR", message);
+  }
+  return new ApiError(0, "NETWORK", `the server cannot be reached: ${message}`);
+}
+
 /** Virtual folder of a thread's uploads. */
 export const UPLOADS_FOLDER = "/home/gem/user-data/uploads";
 
@@ -50,10 +109,51 @@ export const UPLOADS_FOLDER = "/home/gem/user-data/uploads";
  * token was revoked or mistyped), so the page can ask for a new one.
  */
 export class Api {
+  /**
+   * The official LangGraph SDK client for the LangGraph Platform API (threads, runs, streams):
+   * the console takes the path users of the SDK take. Its retries are off: a failed call is
+   * reported at once, and the run follower (`run-follower.ts`) does its own reconnecting.
+   */
+  private readonly sdk: Client;
+
   constructor(
     private readonly token: string,
     private readonly onUnauthorized: (error: ApiError) => void = () => {},
-  ) {}
+  ) {
+    this.sdk = new Client({
+      apiUrl: location.origin,
+      apiKey: null,
+      defaultHeaders: { authorization: `Bearer ${token}` },
+      callerOptions: { maxRetries: 0 },
+    });
+  }
+
+  /** Runs an SDK call, turning its errors into {@link ApiError}s (and a 401 into a sign-out). */
+  private async viaSdk<T>(call: (sdk: Client) => Promise<T>): Promise<T> {
+    try {
+      return await call(this.sdk);
+    } catch (error) {
+      throw this.apiErrorOf(error);
+    }
+  }
+
+  /** An SDK stream whose errors are {@link ApiError}s. */
+  private async *sdkStream(parts: AsyncIterable<StreamPart>): AsyncGenerator<SseEvent> {
+    try {
+      for await (const part of parts) {
+        yield { event: part.event, data: part.data, id: part.id };
+      }
+    } catch (error) {
+      throw this.apiErrorOf(error);
+    }
+  }
+
+  private apiErrorOf(error: unknown): unknown {
+    if ((error as Error | undefined)?.name === "AbortError") return error;
+    const failed = sdkError(error);
+    if (failed.status === 401) this.onUnauthorized(failed);
+    return failed;
+  }
 
   async listAgents(includeSubagents: boolean): Promise<AgentRecord[]> {
     const answer = await this.json<{ agents: AgentRecord[] }>(
@@ -83,23 +183,84 @@ export class Api {
   }
 
   createThread(metadata: Record<string, unknown>): Promise<ThreadInfo> {
-    return this.json("POST", "/threads", { metadata });
+    return this.viaSdk((sdk) => sdk.threads.create({ metadata }) as Promise<ThreadInfo>);
   }
 
   /**
-   * The user's threads, most recently used first (the server's order), without their state:
-   * a list needs no messages, and the server then reads no checkpoint.
+   * The user's threads, most recently used first (the server's order), with their status (busy
+   * while a run is on one) but without their values: a list needs no messages.
    */
   searchThreads(limit = 50): Promise<ThreadInfo[]> {
-    const select = ["thread_id", "created_at", "updated_at", "metadata"];
-    return this.json("POST", "/threads/search", { limit, select });
+    return this.viaSdk(
+      (sdk) =>
+        sdk.threads.search({
+          limit,
+          select: ["thread_id", "created_at", "updated_at", "metadata", "status"],
+        }) as Promise<ThreadInfo[]>,
+    );
+  }
+
+  /** Merges `metadata` into the thread's (a rename sets `title`). */
+  updateThread(threadId: string, metadata: Record<string, unknown>): Promise<ThreadInfo> {
+    return this.viaSdk((sdk) => sdk.threads.update(threadId, { metadata }) as Promise<ThreadInfo>);
+  }
+
+  /** Deletes the thread with its checkpoints, child threads, files and runs. */
+  deleteThread(threadId: string): Promise<unknown> {
+    return this.viaSdk((sdk) => sdk.threads.delete(threadId));
+  }
+
+  /** The thread's running run, if one is recorded (whichever process runs it). */
+  async runningRun(threadId: string): Promise<RunInfo | undefined> {
+    const runs = await this.viaSdk((sdk) =>
+      sdk.runs.list(threadId, { status: "running", limit: 1 }),
+    );
+    return runs[0] as RunInfo | undefined;
+  }
+
+  /** One run of the thread (its status tells whether it still runs). */
+  run(threadId: string, runId: string): Promise<RunInfo> {
+    return this.viaSdk((sdk) => sdk.runs.get(threadId, runId) as Promise<RunInfo>);
+  }
+
+  /**
+   * Joins a run's event stream: the events after `lastEventId` ("-1": all of them, a replay from
+   * the start), then each new one until the run ends.
+   */
+  joinRun(
+    threadId: string,
+    runId: string,
+    lastEventId: string,
+    signal?: AbortSignal,
+  ): AsyncGenerator<SseEvent> {
+    return this.sdkStream(
+      this.sdk.runs.joinStream(threadId, runId, {
+        lastEventId,
+        ...(signal ? { signal } : {}),
+      }) as AsyncIterable<StreamPart>,
+    );
   }
 
   threadState(threadId: string): Promise<{ values: unknown; next: string[] }> {
-    return this.json("GET", `/threads/${encodeURIComponent(threadId)}/state`);
+    return this.viaSdk((sdk) => sdk.threads.getState(threadId));
   }
 
-  childThread(threadId: string, childThreadId: string): Promise<{ values: unknown }> {
+  /** The thread's states, newest first (messages, next step and checkpoint of each). */
+  threadHistory(threadId: string, limit = 200): Promise<HistoryState[]> {
+    return this.viaSdk(
+      (sdk) =>
+        sdk.threads.getHistory(threadId, {
+          limit,
+          select: ["values.messages", "next", "checkpoint", "parent_checkpoint"],
+        }) as Promise<HistoryState[]>,
+    );
+  }
+
+  /** A subagent's thread; `run` is null while the child still runs. */
+  childThread(
+    threadId: string,
+    childThreadId: string,
+  ): Promise<{ values: unknown; run: unknown | null }> {
     return this.json(
       "GET",
       `/threads/${encodeURIComponent(threadId)}/subagents/${encodeURIComponent(childThreadId)}`,
@@ -107,10 +268,7 @@ export class Api {
   }
 
   cancelRun(threadId: string, runId: string): Promise<unknown> {
-    return this.json(
-      "POST",
-      `/threads/${encodeURIComponent(threadId)}/runs/${encodeURIComponent(runId)}/cancel`,
-    );
+    return this.viaSdk((sdk) => sdk.runs.cancel(threadId, runId));
   }
 
   async listFiles(threadId: string, folder?: string): Promise<FileEntry[]> {
@@ -137,19 +295,17 @@ export class Api {
   }
 
   /** Starts a run and yields its events (SSE) until the server ends the stream. */
-  async *streamRun(
-    threadId: string,
-    body: unknown,
-    signal?: AbortSignal,
-  ): AsyncGenerator<SseEvent> {
-    const response = await this.request(
-      "POST",
-      `/threads/${encodeURIComponent(threadId)}/runs/stream`,
-      body,
-      signal,
+  streamRun(threadId: string, body: RunRequest, signal?: AbortSignal): AsyncGenerator<SseEvent> {
+    return this.sdkStream(
+      this.sdk.runs.stream(threadId, body.assistant_id, {
+        input: body.input,
+        streamMode: body.stream_mode,
+        streamSubgraphs: body.stream_subgraphs,
+        onDisconnect: "continue",
+        ...(body.checkpoint_id ? { checkpointId: body.checkpoint_id } : {}),
+        ...(signal ? { signal } : {}),
+      }) as AsyncIterable<StreamPart>,
     );
-    if (!response.body) throw new ApiError(0, "NO_STREAM", "the server sent no event stream");
-    yield* readSse(response.body);
   }
 
   private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -163,8 +319,12 @@ export class Api {
     path: string,
     body?: unknown,
     signal?: AbortSignal,
+    extraHeaders: Record<string, string> = {},
   ): Promise<Response> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.token}` };
+    const headers: Record<string, string> = {
+      ...extraHeaders,
+      authorization: `Bearer ${this.token}`,
+    };
     let payload: BodyInit | undefined;
     if (body instanceof FormData) payload = body;
     else if (body !== undefined) {

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import {
   type AgentFormValues,
   type AgentRecord,
@@ -26,7 +26,6 @@ const GENERAL_PURPOSE = { slug: "general-purpose", name: "general-purpose" };
 type TextFieldName =
   | "slug"
   | "name"
-  | "model"
   | "description"
   | "system_prompt"
   | "share_uids"
@@ -63,6 +62,26 @@ export function AgentForm(props: {
         setError({ field: undefined, apiField: undefined, message: caught.message }),
       );
   }, [api]);
+
+  const form = useRef<HTMLFormElement>(null);
+  // Opened from the bottom of a long list, the form (at the top) would be off-screen.
+  useEffect(() => {
+    form.current?.scrollIntoView?.({ block: "start" });
+    form.current?.querySelector<HTMLElement>("select, input, textarea")?.focus({
+      preventScroll: true,
+    });
+  }, []);
+  // An error is brought into view with its field focused, wherever it is in the form.
+  useEffect(() => {
+    if (!error || !form.current) return;
+    const shown =
+      (error.field &&
+        form.current.querySelector<HTMLElement>(`[data-error-for="${error.field}"]`)) ||
+      form.current.querySelector<HTMLElement>('[role="alert"]');
+    shown?.scrollIntoView?.({ block: "center" });
+    const input = error.field ? form.current.querySelector<HTMLElement>(`#${error.field}`) : null;
+    input?.focus({ preventScroll: true });
+  }, [error]);
 
   const set = <K extends keyof AgentFormValues>(key: K, value: AgentFormValues[K]) =>
     setValues((current) => ({ ...current, [key]: value }));
@@ -149,7 +168,7 @@ export function AgentForm(props: {
   ];
 
   return (
-    <form class="agent-form" aria-label="Agent form" onSubmit={save} noValidate>
+    <form ref={form} class="agent-form" aria-label="Agent form" onSubmit={save} noValidate>
       <h2>{agent ? `Edit ${agent.name}` : "New agent"}</h2>
       {generalError && (
         <p role="alert" class="error">
@@ -171,15 +190,13 @@ export function AgentForm(props: {
         </Field>
         {textField("slug", "Slug", { required: true })}
         {textField("name", "Name", { required: true })}
-        {textField("model", "Model", {
-          list: "known-models",
-          placeholder: catalog ? `default: ${catalog.default_model}` : "",
-        })}
-        <datalist id="known-models">
-          {catalog?.models.map((model) => (
-            <option key={model} value={model} />
-          ))}
-        </datalist>
+        <ModelField
+          value={values.model}
+          catalog={catalog}
+          error={fieldError("model")}
+          invalid={errorFor("model") !== undefined}
+          onChange={(model) => set("model", model)}
+        />
       </div>
       {textField("description", "Description", { rows: 2 })}
       {textField("system_prompt", "System prompt", { rows: 4 })}
@@ -197,17 +214,19 @@ export function AgentForm(props: {
         </Field>
         {textField("share_uids", "Shared with", { placeholder: "user ids, comma-separated" })}
         {textField("share_editors", "Editors", { placeholder: "user ids, comma-separated" })}
-        <div class="field checkbox">
-          <input
-            id="is_default"
-            type="checkbox"
-            checked={values.is_default}
-            aria-describedby={describedBy("is_default")}
-            onChange={(event) => set("is_default", (event.target as HTMLInputElement).checked)}
-          />
-          <label for="is_default">Default agent</label>
-          {fieldError("is_default")}
-        </div>
+        {isChatAgent && (
+          <div class="field checkbox">
+            <input
+              id="is_default"
+              type="checkbox"
+              checked={values.is_default}
+              aria-describedby={describedBy("is_default")}
+              onChange={(event) => set("is_default", (event.target as HTMLInputElement).checked)}
+            />
+            <label for="is_default">Default agent</label>
+            {fieldError("is_default")}
+          </div>
+        )}
       </div>
       <div class="grid">
         <ChoiceList
@@ -259,7 +278,9 @@ export function AgentForm(props: {
                 </div>
               );
             })}
-            <p class="hint">None ticked: this agent delegates to no one.</p>
+            {values.subagents.length === 0 && (
+              <p class="hint">None ticked: this agent delegates to no one.</p>
+            )}
             {fieldError("subagents")}
           </fieldset>
         )}
@@ -367,5 +388,68 @@ function ChoiceList(props: {
       })}
       {props.error}
     </fieldset>
+  );
+}
+
+/** The choice that reveals a free-text model spec (an `openai:<name>` the catalog does not list). */
+const OTHER_MODEL = "__other__";
+
+/**
+ * The model, picked from the catalog's list ("Default" leaves it unset), or typed under "Other"
+ * for a spec the list does not hold. The server checks either when the agent is saved.
+ */
+function ModelField(props: {
+  value: string;
+  catalog: Catalog | undefined;
+  error: ComponentChildren;
+  invalid: boolean;
+  onChange: (model: string) => void;
+}) {
+  const listed = props.catalog?.models ?? [];
+  const [other, setOther] = useState(
+    () => props.value !== "" && props.catalog !== undefined && !listed.includes(props.value),
+  );
+  // A stored spec the catalog does not list (read once the catalog has come) is shown as typed.
+  const typed =
+    other || (props.value !== "" && props.catalog !== undefined && !listed.includes(props.value));
+  return (
+    <div class="field">
+      <label for="model">Model</label>
+      <select
+        id="model"
+        value={typed ? OTHER_MODEL : props.value}
+        aria-invalid={props.invalid && !typed ? "true" : undefined}
+        aria-describedby={props.invalid ? "error-model" : undefined}
+        onChange={(event) => {
+          const chosen = (event.target as HTMLSelectElement).value;
+          setOther(chosen === OTHER_MODEL);
+          if (chosen !== OTHER_MODEL) props.onChange(chosen);
+        }}
+      >
+        <option value="">Default{props.catalog ? ` (${props.catalog.default_model})` : ""}</option>
+        {listed.map((model) => (
+          <option key={model} value={model}>
+            {model}
+          </option>
+        ))}
+        <option value={OTHER_MODEL}>Other…</option>
+      </select>
+      {typed && (
+        <>
+          <label for="model-spec" class="sub-label">
+            Model spec
+          </label>
+          <input
+            id="model-spec"
+            value={props.value}
+            placeholder="openai:<model name>"
+            aria-invalid={props.invalid ? "true" : undefined}
+            aria-describedby={props.invalid ? "error-model" : undefined}
+            onInput={(event) => props.onChange((event.target as HTMLInputElement).value)}
+          />
+        </>
+      )}
+      {props.error}
+    </div>
   );
 }

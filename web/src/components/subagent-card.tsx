@@ -14,10 +14,19 @@ const STATUS_TEXT: Record<Card["status"], string> = {
  * One `task` call: which subagent, its status, the time it has taken (ticking while it runs), its
  * rounds, its latest words, and a way into its own thread.
  */
-export function SubagentCard(props: { card: Card; onOpenThread: (card: Card) => void }) {
+export function SubagentCard(props: {
+  card: Card;
+  /** The subagent's name, when the user may see its record (else its slug is shown). */
+  name?: string | undefined;
+  /** The run's stream is lost and being retried: a running card's state is not live. */
+  connectionLost?: boolean;
+  onOpenThread: (card: Card) => void;
+}) {
   const { card } = props;
   const running = card.status === "running";
-  const now = useNow(running);
+  const lost = running && props.connectionLost === true;
+  const now = useNow(running && !lost);
+  const name = props.name ?? card.subagentType;
   const started = card.startedAt ? Date.parse(card.startedAt) : undefined;
   const ended = card.finishedAt ? Date.parse(card.finishedAt) : now;
   const elapsed = started === undefined ? undefined : formatElapsed(ended - started);
@@ -26,14 +35,18 @@ export function SubagentCard(props: { card: Card; onOpenThread: (card: Card) => 
       class={`subagent-card status-${card.status}`}
       data-subagent-card=""
       data-status={card.status}
-      aria-label={`Subagent ${card.subagentType}`}
-      aria-busy={running ? "true" : undefined}
+      data-subagent-slug={card.subagentType}
+      data-connection={lost ? "lost" : undefined}
+      aria-label={`Subagent ${name}`}
+      aria-busy={running && !lost ? "true" : undefined}
     >
       <header>
-        <span class="subagent-name">{card.subagentType}</span>
+        <span class="subagent-name" title={card.subagentType}>
+          {name}
+        </span>
         <span class="status" role="status">
-          {running && <span class="spinner" aria-hidden="true" />}
-          {STATUS_TEXT[card.status]}
+          {running && !lost && <span class="spinner" aria-hidden="true" />}
+          {lost ? "connection lost" : STATUS_TEXT[card.status]}
         </span>
       </header>
       <p class="task-description" title={card.description}>
@@ -61,6 +74,7 @@ export function SubagentCard(props: { card: Card; onOpenThread: (card: Card) => 
         type="button"
         class="secondary"
         disabled={!card.childThreadId}
+        aria-label={`Open thread of ${name}`}
         onClick={() => props.onOpenThread(card)}
       >
         Open thread

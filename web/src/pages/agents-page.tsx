@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import type { AgentRecord } from "../agent-form-model.js";
 import { type Api, ApiError } from "../api.js";
 import { AgentForm } from "../components/agent-form.js";
+import { ConfirmDialog } from "../components/confirm-dialog.js";
 
 /**
  * Every agent the user may see, subagents marked, with one form to create or edit either kind.
@@ -11,6 +12,9 @@ export function AgentsPage(props: { api: Api }) {
   const [agents, setAgents] = useState<AgentRecord[] | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [editing, setEditing] = useState<AgentRecord | "new" | undefined>();
+  const [deleting, setDeleting] = useState<
+    { agent: AgentRecord; users: AgentRecord[]; serverReason?: string } | undefined
+  >();
 
   const load = useCallback(async () => {
     try {
@@ -25,27 +29,33 @@ export function AgentsPage(props: { api: Api }) {
     void load();
   }, [load]);
 
-  const remove = async (agent: AgentRecord) => {
-    if (!confirm(`Delete the agent "${agent.name}"?`)) return;
+  /**
+   * Deletes after one question. A subagent that chat agents list is detached from them in the
+   * same request (`detach`): the question names them, so there is nothing left to ask.
+   */
+  const remove = async (agent: AgentRecord, detach: boolean) => {
+    setDeleting(undefined);
     try {
-      await api.deleteAgent(agent.id, false);
+      await api.deleteAgent(agent.id, detach);
     } catch (caught) {
-      if (!(caught instanceof ApiError && caught.code === "AGENT_IN_USE")) {
-        setError(`Cannot delete "${agent.name}": ${(caught as Error).message}`);
+      // Listed by agents this user cannot see: the server's answer says so; ask once, with it.
+      if (!detach && caught instanceof ApiError && caught.code === "AGENT_IN_USE") {
+        setDeleting({ agent, users: [], serverReason: caught.message });
         return;
       }
-      if (!confirm(`${caught.message}\n\nRemove it from those agents' subagents and delete it?`)) {
-        return;
-      }
-      try {
-        await api.deleteAgent(agent.id, true);
-      } catch (again) {
-        setError(`Cannot delete "${agent.name}": ${(again as Error).message}`);
-        return;
-      }
+      setError(`Cannot delete "${agent.name}": ${(caught as Error).message}`);
+      return;
     }
     await load();
   };
+
+  /** The chat agents (visible to this user) that list `agent` as a subagent. */
+  const usersOf = (agent: AgentRecord) =>
+    (agents ?? []).filter(
+      (candidate) =>
+        !candidate.is_subagent &&
+        (candidate.config_json.context.subagents ?? []).includes(agent.slug),
+    );
 
   const subagents = (agents ?? []).filter((agent) => agent.is_subagent);
   return (
@@ -99,22 +109,22 @@ export function AgentsPage(props: { api: Api }) {
                   {agent.is_default && <span class="badge">Default</span>}
                   {agent.description && <div class="muted">{agent.description}</div>}
                 </td>
-                <td>
+                <td data-label="Slug">
                   <code>{agent.slug}</code>
                 </td>
-                <td>
+                <td data-label="Kind">
                   {agent.is_subagent ? (
                     <span class="badge subagent">Subagent</span>
                   ) : (
                     <span class="badge">Chat agent</span>
                   )}
                 </td>
-                <td>
+                <td data-label="Subagents">
                   {agent.is_subagent
                     ? "—"
                     : (agent.config_json.context.subagents ?? []).join(", ") || "none"}
                 </td>
-                <td>
+                <td data-label="Sharing">
                   {agent.share_config.mode}
                   <div class="muted">owner: {agent.owner_uid}</div>
                 </td>
@@ -130,7 +140,7 @@ export function AgentsPage(props: { api: Api }) {
                     type="button"
                     class="danger"
                     aria-label={`Delete ${agent.name}`}
-                    onClick={() => void remove(agent)}
+                    onClick={() => setDeleting({ agent, users: usersOf(agent) })}
                   >
                     Delete
                   </button>
@@ -139,6 +149,36 @@ export function AgentsPage(props: { api: Api }) {
             ))}
           </tbody>
         </table>
+      )}
+      {deleting && (
+        <ConfirmDialog
+          title={`Delete "${deleting.agent.name}"?`}
+          confirmLabel={
+            deleting.users.length > 0 || deleting.serverReason ? "Remove and delete" : "Delete"
+          }
+          onConfirm={() =>
+            void remove(
+              deleting.agent,
+              deleting.users.length > 0 || deleting.serverReason !== undefined,
+            )
+          }
+          onCancel={() => setDeleting(undefined)}
+        >
+          {deleting.users.length > 0 ? (
+            <p>
+              {deleting.users.map((user) => user.name).join(", ")}{" "}
+              {deleting.users.length === 1 ? "calls" : "call"} it as a subagent: it will be removed
+              from {deleting.users.length === 1 ? "that agent's" : "their"} subagents, then deleted.
+            </p>
+          ) : deleting.serverReason ? (
+            <p>
+              Other agents call it as a subagent: it will be removed from their subagents, then
+              deleted.
+            </p>
+          ) : (
+            <p>It will be deleted for everyone it is shared with. This cannot be undone.</p>
+          )}
+        </ConfirmDialog>
       )}
     </section>
   );

@@ -1,70 +1,85 @@
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "preact/hooks";
 import type { AgentRecord } from "../agent-form-model.js";
-import { type Api, ApiError, type ThreadInfo } from "../api.js";
+import { type Api, ApiError, type StreamMode, type ThreadInfo } from "../api.js";
 import {
-  applyStreamEvent,
   type SubagentCard as Card,
+  type ChatMessage,
   type Conversation,
   conversationFromValues,
   emptyConversation,
   withHumanMessage,
 } from "../chat-state.js";
+import { BranchesDialog } from "../components/branches-dialog.js";
 import { ChildThreadDialog } from "../components/child-thread-dialog.js";
+import { ConfirmDialog } from "../components/confirm-dialog.js";
 import { FilesPanel } from "../components/files-panel.js";
 import { MessageList } from "../components/message-list.js";
 import { SubagentCard } from "../components/subagent-card.js";
+import { ThreadList, threadTitle } from "../components/thread-list.js";
+import { checkpointBefore } from "../fork-point.js";
+import { LiveRuns, type RunEnd } from "../live-runs.js";
+import { baseName } from "../text.js";
 
 /** What a run streams: the state, node updates, tokens, and the task tool's events. */
-const STREAM_MODES = ["values", "updates", "messages-tuple", "custom"];
-
-/** A run the page is streaming. */
-interface StreamingRun {
-  threadId: string;
-  conversation: Conversation;
-  cancelRequested: boolean;
-}
+const STREAM_MODES: StreamMode[] = ["values", "updates", "messages-tuple", "custom"];
 
 /** Longest conversation title kept in a thread's metadata. */
 const TITLE_CHARS = 60;
 
+/** Conversations listed in the sidebar. */
+const THREADS_LISTED = 100;
+
 /**
  * Chat with a chat agent (subagents are not offered: they are called by agents, not people).
  * A run streams its answer, and each `task` call shows a live card; the run can be cancelled.
+ * Runs are followed per conversation (`LiveRuns`): a reload rejoins a running one, a dropped
+ * stream is retried, and Cancel acts on the conversation on screen only.
  */
 export function ChatPage(props: { api: Api; threadId: string | undefined }) {
   const { api, threadId } = props;
   const [agents, setAgents] = useState<AgentRecord[] | undefined>();
+  /** Every agent the user may see, subagents included: cards show a subagent's name. */
+  const [allAgents, setAllAgents] = useState<AgentRecord[]>([]);
   const [agentId, setAgentId] = useState<string | undefined>();
   const [threads, setThreads] = useState<ThreadInfo[]>([]);
-  const [conversation, setConversation] = useState<Conversation>(emptyConversation);
+  /** The stored state of the thread on screen (a followed run's conversation wins over it). */
+  const [stored, setStored] = useState<Conversation>(emptyConversation);
   const [draft, setDraft] = useState("");
-  const [running, setRunning] = useState(false);
+  const [sending, setSending] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const [notice, setNotice] = useState<string | undefined>();
   const [openCard, setOpenCard] = useState<Card | undefined>();
   const [filesVersion, setFilesVersion] = useState(0);
-  /**
-   * The run this page streams, if any: its thread (whose stored state must not be reloaded over
-   * the stream), its conversation so far (shown again when the user comes back to that thread)
-   * and whether Cancel was pressed.
-   */
-  const streaming = useRef<StreamingRun | undefined>(undefined);
-  /** The thread on screen, for a stream to know whether to draw. */
+  const [drawerOpen, setDrawerOpen] = useState(false);
+  const [deleting, setDeleting] = useState<ThreadInfo | undefined>();
+  /** Files attached from the message box since the last send (already in the uploads). */
+  const [attached, setAttached] = useState<string[]>([]);
+  const [attaching, setAttaching] = useState(false);
+  /** The human message being edited (its id and the new text). */
+  const [editing, setEditing] = useState<{ id: string; text: string } | undefined>();
+  const [showBranches, setShowBranches] = useState(false);
+  const [, bump] = useReducer((count: number) => count + 1, 0);
+  const redraw = useCallback(() => bump(undefined), []);
+  const liveRuns = useMemo(() => new LiveRuns(api, redraw), [api]);
+  useEffect(() => () => liveRuns.dispose(), [liveRuns]);
+  /** The thread on screen, for a run that ends to know whether to draw. */
   const shownThread = useRef(threadId);
   shownThread.current = threadId;
   const bottom = useRef<HTMLDivElement>(null);
 
   const loadThreads = useCallback(async () => {
     try {
-      setThreads(await api.searchThreads(30));
+      setThreads(await api.searchThreads(THREADS_LISTED));
     } catch (caught) {
       setError((caught as Error).message);
     }
   }, [api]);
 
   useEffect(() => {
-    api.listAgents(false).then(
-      (chatAgents) => {
+    api.listAgents(true).then(
+      (visible) => {
+        const chatAgents = visible.filter((agent) => !agent.is_subagent);
+        setAllAgents(visible);
         setAgents(chatAgents);
         setAgentId(
           (current) =>
@@ -76,173 +91,376 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
     void loadThreads();
   }, [api, loadThreads]);
 
+  /** After a run: the stored state is the truth (a cancelled run was repaired there). */
+  const finished = useCallback(
+    async (end: RunEnd) => {
+      const { run } = end;
+      if (end.error !== undefined && shownThread.current === run.threadId) {
+        const caught = end.error;
+        setError(
+          caught instanceof ApiError && caught.status === 409
+            ? `${caught.message} (wait for the running answer, or cancel it)`
+            : (caught as Error).message,
+        );
+      }
+      if (end.accepted) {
+        try {
+          const state = await api.threadState(run.threadId);
+          if (shownThread.current === run.threadId) {
+            setStored({ ...conversationFromValues(state.values, run.conversation) });
+            if (run.cancelRequested) setNotice("The run was cancelled.");
+            else if (run.conversation.error) setError(run.conversation.error);
+          }
+        } catch {
+          if (shownThread.current === run.threadId) setStored(run.conversation);
+        }
+        setFilesVersion((version) => version + 1);
+      }
+      // The stored state is on screen now: the run's own copy can go.
+      liveRuns.release(run);
+      void loadThreads();
+    },
+    [api, loadThreads, liveRuns],
+  );
+
+  // Opening a conversation: its stored state, then its running run (if any) rejoined.
   useEffect(() => {
     setError(undefined);
     setNotice(undefined);
-    if (!threadId) {
-      setConversation(emptyConversation());
-      return;
-    }
-    const run = streaming.current;
-    if (run?.threadId === threadId) {
-      setConversation(run.conversation);
-      return;
-    }
+    setEditing(undefined);
+    setStored(emptyConversation());
+    if (!threadId || liveRuns.get(threadId)) return;
     let current = true;
-    api.threadState(threadId).then(
-      (state) => current && setConversation(conversationFromValues(state.values)),
-      (caught: Error) => current && setError(caught.message),
-    );
+    (async () => {
+      const state = await api.threadState(threadId);
+      if (!current) return;
+      const base = conversationFromValues(state.values);
+      setStored(base);
+      const running = await api.runningRun(threadId);
+      if (!current || !running || liveRuns.get(threadId)) return;
+      await finished(await liveRuns.join(threadId, running.run_id, base));
+    })().catch((caught: Error) => current && setError(caught.message));
     return () => {
       current = false;
     };
-  }, [api, threadId]);
+  }, [api, threadId, liveRuns, finished]);
+
+  const followed = liveRuns.get(threadId);
+  const conversation = followed?.conversation ?? stored;
+  /** The run going on in this conversation (an ended one waiting for release is not). */
+  const live = followed?.ended ? undefined : followed;
+  const thread = threads.find((candidate) => candidate.thread_id === threadId);
 
   // A thread keeps the agent it started with: show that one when it is opened.
   useEffect(() => {
-    const thread = threads.find((candidate) => candidate.thread_id === threadId);
     const threadAgent = thread?.metadata.assistant_id;
     if (typeof threadAgent === "string") setAgentId(threadAgent);
-  }, [threadId, threads]);
+  }, [thread]);
 
   // Keep the newest message in view whenever the conversation changes.
   useEffect(() => {
     bottom.current?.scrollIntoView?.({ block: "end" });
   }, [conversation]);
 
-  /** The current thread, created (titled by `title`) when the conversation is new. */
-  const ensureThread = async (title = "Files"): Promise<string> => {
+  /** The current thread, created when the conversation is new (titled by `title` if given). */
+  const ensureThread = async (title?: string): Promise<string> => {
     if (threadId) return threadId;
-    const created = await api.createThread({ title: title.slice(0, TITLE_CHARS) });
+    const created = await api.createThread(title ? { title: title.slice(0, TITLE_CHARS) } : {});
     location.hash = `#/chat/${encodeURIComponent(created.thread_id)}`;
+    shownThread.current = created.thread_id;
     return created.thread_id;
   };
 
+  const agentMissing =
+    agents !== undefined && agentId !== undefined && !agents.some((a) => a.id === agentId);
+
   const send = async () => {
     const text = draft.trim();
-    if (!text || running) return;
-    if (!agentId) {
-      setError("Choose an agent first (create one on the Agents page if there is none).");
+    if (!text || sending || live) return;
+    if (!agentId || agentMissing) {
+      setError(
+        agentMissing
+          ? "This conversation's agent no longer exists (deleted, or no longer shared with you): choose another agent to go on."
+          : "Choose an agent first (create one on the Agents page if there is none).",
+      );
       return;
     }
     setError(undefined);
     setNotice(undefined);
-    setRunning(true);
-    const started = withHumanMessage(conversation, text);
-    setConversation(started);
+    setSending(true);
+    const before = conversation;
     setDraft("");
-    let run: StreamingRun | undefined;
-    /** Whether the server took the run (its first event came): else the message goes back. */
-    let accepted = false;
-    // Only the thread on screen is drawn; a run of another one goes on in the background.
-    const show = (update: Conversation) => {
-      if (run) run.conversation = update;
-      if (shownThread.current === run?.threadId) setConversation(update);
-    };
+    // The agent reads uploads from its folder: the message says which files came with it.
+    const files = attached;
+    const content = files.length
+      ? `${text}\n\n(Attached: ${files.map((path) => `\`${path}\``).join(", ")})`
+      : text;
+    setAttached([]);
+    let target: string | undefined;
     try {
-      const target = await ensureThread(text);
-      run = { threadId: target, conversation: started, cancelRequested: false };
-      streaming.current = run;
-      const events = api.streamRun(target, {
-        assistant_id: agentId,
-        input: { messages: [{ type: "human", content: text }] },
-        stream_mode: STREAM_MODES,
-        stream_subgraphs: true,
-      });
-      for await (const event of events) {
-        accepted = true;
-        show(applyStreamEvent(run.conversation, event.event, event.data));
+      target = await ensureThread(text);
+      // A conversation started by an upload has no title yet: its first message names it.
+      if (threadId && before.messages.length === 0 && typeof thread?.metadata.title !== "string") {
+        await api.updateThread(target, { title: text.slice(0, TITLE_CHARS) });
       }
-      // A cancelled run's stream just ends (no error event): say what happened.
-      if (run.cancelRequested) setNotice("The run was cancelled.");
-      else if (run.conversation.error) setError(run.conversation.error);
     } catch (caught) {
-      // A refused run (busy thread, bad input, server down) keeps the user's text to send again.
-      if (!accepted) setDraft(text);
-      setError(
-        caught instanceof ApiError && caught.status === 409
-          ? `${caught.message} (wait for the running answer, or cancel it)`
-          : (caught as Error).message,
-      );
-    } finally {
-      streaming.current = undefined;
-      setRunning(false);
-      if (run) {
-        // The stored state is the truth after a run: a cancelled one was repaired there.
-        try {
-          const state = await api.threadState(run.threadId);
-          show({ ...conversationFromValues(state.values, run.conversation), error: undefined });
-        } catch {
-          // Keep what was streamed; the error (if any) is already shown.
-        }
-        setFilesVersion((version) => version + 1);
-        void loadThreads();
+      setDraft(text);
+      setAttached(files);
+      setError((caught as Error).message);
+      setSending(false);
+      return;
+    }
+    setSending(false);
+    const ending = liveRuns.start(target, withHumanMessage(before, content), {
+      assistant_id: agentId,
+      input: { messages: [{ type: "human", content }] },
+      stream_mode: STREAM_MODES,
+      stream_subgraphs: true,
+    });
+    // Listed (and marked running) at once, not when the run ends.
+    void loadThreads();
+    const end = await ending;
+    if (!end.accepted) {
+      // Refused (busy thread, bad input, server down): the message was not sent; give it back.
+      if (shownThread.current === target) {
+        setStored(before);
+        setDraft((current) => current || text);
+        setAttached((current) => (current.length ? current : files));
       }
+    }
+    await finished(end);
+  };
+
+  /** Uploads a file chosen in the message box into the conversation's uploads. */
+  const attach = async (event: Event) => {
+    const input = event.target as HTMLInputElement;
+    const file = input.files?.[0];
+    if (!file) return;
+    setAttaching(true);
+    setError(undefined);
+    try {
+      const target = await ensureThread();
+      const entry = await api.uploadFile(target, file);
+      setAttached((current) => [...current.filter((path) => path !== entry.path), entry.path]);
+      setFilesVersion((version) => version + 1);
+    } catch (caught) {
+      setError(`Cannot attach "${file.name}": ${(caught as Error).message}`);
+    } finally {
+      setAttaching(false);
+      input.value = "";
     }
   };
 
-  const cancel = async () => {
-    const run = streaming.current;
-    const runId = run?.conversation.runId;
-    if (!run || !runId) return;
-    run.cancelRequested = true;
+  /**
+   * Sends `text` in place of the human message `messageId` (edit-and-resend; with its own text,
+   * a regenerate): a run from the checkpoint just before it, which forks the thread there.
+   */
+  const resend = async (messageId: string, text: string) => {
+    if (!threadId || !agentId || agentMissing || live) return;
+    const index = conversation.messages.findIndex((message) => message.id === messageId);
+    if (index === -1 || !text.trim()) return;
+    setEditing(undefined);
+    setError(undefined);
+    setNotice(undefined);
+    const prior = conversation.messages.slice(0, index);
+    let checkpointId: string | undefined;
     try {
-      await api.cancelRun(run.threadId, runId);
+      const history = await api.threadHistory(threadId);
+      checkpointId = checkpointBefore(
+        history,
+        prior.map((message) => message.id),
+      );
+    } catch (caught) {
+      setError(`Cannot resend: ${(caught as Error).message}`);
+      return;
+    }
+    if (!checkpointId) {
+      setError(
+        "Cannot resend this message: the thread's history no longer holds the point before it (it is older than the last 200 states).",
+      );
+      return;
+    }
+    const base = withHumanMessage({ ...conversation, messages: prior }, text.trim());
+    await finished(
+      await liveRuns.start(threadId, base, {
+        assistant_id: agentId,
+        input: { messages: [{ type: "human", content: text.trim() }] },
+        checkpoint_id: checkpointId,
+        stream_mode: STREAM_MODES,
+        stream_subgraphs: true,
+      }),
+    );
+  };
+
+  /** Edit on every human message, Regenerate on the last answer, while nothing runs. */
+  const renderActions = (message: ChatMessage, index: number) => {
+    if (live || !threadId) return undefined;
+    if (editing?.id === message.id) {
+      return {
+        replace: true,
+        node: (
+          <form
+            class="edit-message"
+            onSubmit={(event) => {
+              event.preventDefault();
+              void resend(message.id, editing.text);
+            }}
+          >
+            <label for="edit-message">Edit message</label>
+            <textarea
+              id="edit-message"
+              rows={3}
+              value={editing.text}
+              onInput={(event) =>
+                setEditing({ id: message.id, text: (event.target as HTMLTextAreaElement).value })
+              }
+            />
+            <div class="form-actions">
+              <button type="submit" disabled={!editing.text.trim()}>
+                Send edited
+              </button>
+              <button type="button" class="secondary" onClick={() => setEditing(undefined)}>
+                Cancel edit
+              </button>
+            </div>
+          </form>
+        ),
+      };
+    }
+    if (message.role === "human") {
+      return {
+        node: (
+          <button
+            type="button"
+            class="link message-action"
+            aria-label={`Edit message: ${message.text.slice(0, 40)}`}
+            onClick={() => setEditing({ id: message.id, text: message.text })}
+          >
+            Edit
+          </button>
+        ),
+      };
+    }
+    const last = conversation.messages.length - 1;
+    if (message.role === "assistant" && index === last && message.toolCalls.length === 0) {
+      const asked = conversation.messages
+        .slice(0, index)
+        .reverse()
+        .find((candidate) => candidate.role === "human");
+      if (!asked) return undefined;
+      return {
+        node: (
+          <button
+            type="button"
+            class="link message-action"
+            onClick={() => void resend(asked.id, asked.text)}
+          >
+            Regenerate
+          </button>
+        ),
+      };
+    }
+    return undefined;
+  };
+
+  const cancel = async () => {
+    if (!threadId) return;
+    try {
+      await liveRuns.cancel(threadId);
     } catch (caught) {
       setError(`Cannot cancel: ${(caught as Error).message}`);
     }
   };
 
   const startNew = () => {
-    setConversation(emptyConversation());
+    setStored(emptyConversation());
     setDraft("");
+    setDrawerOpen(false);
     location.hash = "#/chat";
   };
 
+  const rename = async (renamed: ThreadInfo, title: string) => {
+    try {
+      await api.updateThread(renamed.thread_id, { title: title.slice(0, 120) });
+      await loadThreads();
+    } catch (caught) {
+      setError(`Cannot rename: ${(caught as Error).message}`);
+    }
+  };
+
+  const remove = async (doomed: ThreadInfo) => {
+    setDeleting(undefined);
+    try {
+      await api.deleteThread(doomed.thread_id);
+      if (doomed.thread_id === threadId) startNew();
+      await loadThreads();
+    } catch (caught) {
+      setError(`Cannot delete "${threadTitle(doomed)}": ${(caught as Error).message}`);
+    }
+  };
+
+  const running = new Set([
+    ...liveRuns.threadIds(),
+    ...threads.filter((t) => t.status === "busy").map((t) => t.thread_id),
+  ]);
+  const names = new Map(allAgents.map((agent) => [agent.slug, agent.name]));
+  const agentName = (id: unknown) => allAgents.find((agent) => agent.id === id)?.name ?? "";
   const chosenAgent = agents?.find((agent) => agent.id === agentId);
   return (
-    <section class="chat-layout">
-      <nav class="threads" aria-label="Conversations">
-        <button type="button" onClick={startNew}>
-          New conversation
-        </button>
-        <ul>
-          {threads.map((thread) => (
-            <li key={thread.thread_id}>
-              <a
-                href={`#/chat/${encodeURIComponent(thread.thread_id)}`}
-                aria-current={thread.thread_id === threadId ? "page" : undefined}
-              >
-                {typeof thread.metadata.title === "string"
-                  ? thread.metadata.title
-                  : new Date(thread.created_at).toLocaleString()}
-              </a>
-              <div class="muted">
-                {agents?.find((agent) => agent.id === thread.metadata.assistant_id)?.name ?? ""}{" "}
-                {new Date(thread.updated_at).toLocaleString()}
-              </div>
-            </li>
-          ))}
-        </ul>
+    <section class={`chat-layout${drawerOpen ? " drawer-open" : ""}`}>
+      <button
+        type="button"
+        class="secondary drawer-toggle"
+        aria-expanded={drawerOpen}
+        aria-controls="conversations"
+        onClick={() => setDrawerOpen((open) => !open)}
+      >
+        Conversations
+      </button>
+      <nav class="threads" id="conversations" aria-label="Conversations">
+        <ThreadList
+          threads={threads}
+          currentId={threadId}
+          running={running}
+          agentName={agentName}
+          onNew={startNew}
+          onPick={() => setDrawerOpen(false)}
+          onRename={rename}
+          onDelete={setDeleting}
+        />
       </nav>
       <div class="conversation">
-        <div class="field inline">
+        <h1 class="visually-hidden">{thread ? threadTitle(thread) : "New conversation"}</h1>
+        <div class="field inline agent-picker">
           <label for="agent">Agent</label>
           <select
             id="agent"
-            value={agentId ?? ""}
-            disabled={running}
+            value={agentMissing ? "" : (agentId ?? "")}
+            disabled={live !== undefined}
             onChange={(event) => setAgentId((event.target as HTMLSelectElement).value)}
           >
             {agents === undefined && <option value="">Loading…</option>}
             {agents?.length === 0 && <option value="">No chat agents</option>}
+            {agentMissing && <option value="">(deleted agent: choose another)</option>}
             {agents?.map((agent) => (
               <option key={agent.id} value={agent.id}>
                 {agent.name}
               </option>
             ))}
           </select>
-          {chosenAgent?.description && <span class="muted">{chosenAgent.description}</span>}
+          {chosenAgent?.description && (
+            <span class="muted agent-description">{chosenAgent.description}</span>
+          )}
+          {threadId && conversation.messages.length > 0 && (
+            <button
+              type="button"
+              class="secondary branches-button"
+              disabled={live !== undefined}
+              onClick={() => setShowBranches(true)}
+            >
+              Branches
+            </button>
+          )}
         </div>
         <div class="transcript" aria-live="polite">
           {conversation.messages.length === 0 ? (
@@ -250,21 +468,30 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
           ) : (
             <MessageList
               messages={conversation.messages}
+              renderActions={renderActions}
               renderTaskCall={(callId) => {
                 const card = conversation.cards[callId];
                 return card ? (
-                  <SubagentCard key={callId} card={card} onOpenThread={setOpenCard} />
+                  <SubagentCard
+                    key={callId}
+                    card={card}
+                    name={names.get(card.subagentType)}
+                    connectionLost={live?.connection === "lost"}
+                    onOpenThread={setOpenCard}
+                  />
                 ) : null;
               }}
             />
           )}
-          {running &&
-            (streaming.current?.threadId === threadId || !threadId ? (
+          {live &&
+            (live.connection === "lost" ? (
+              <p class="notice" role="status">
+                Connection lost: retrying…
+              </p>
+            ) : (
               <p class="working" aria-busy="true">
                 Working…
               </p>
-            ) : (
-              <p class="hint">An answer is still being written in another conversation.</p>
             ))}
           <div ref={bottom} />
         </div>
@@ -299,15 +526,30 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
               }
             }}
           />
+          {attached.length > 0 && (
+            <p class="attached muted" data-attached="">
+              Attached: {attached.map((path) => baseName(path)).join(", ")}
+            </p>
+          )}
           <div class="form-actions">
-            <button type="submit" disabled={running || !draft.trim()}>
+            <label class="attach secondary" for="attach">
+              {attaching ? "Attaching…" : "Attach file"}
+            </label>
+            <input
+              id="attach"
+              class="attach-input"
+              type="file"
+              disabled={attaching}
+              onChange={(event) => void attach(event)}
+            />
+            <button type="submit" disabled={sending || live !== undefined || !draft.trim()}>
               Send
             </button>
-            {running && (
+            {live && (
               <button
                 type="button"
                 class="danger"
-                disabled={!streaming.current?.conversation.runId}
+                disabled={!live.runId || live.cancelRequested}
                 onClick={() => void cancel()}
               >
                 Cancel
@@ -326,9 +568,26 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
         <ChildThreadDialog
           api={api}
           threadId={threadId}
-          card={openCard}
+          card={conversation.cards[openCard.id] ?? openCard}
+          name={names.get(openCard.subagentType)}
           onClose={() => setOpenCard(undefined)}
         />
+      )}
+      {showBranches && threadId && (
+        <BranchesDialog api={api} threadId={threadId} onClose={() => setShowBranches(false)} />
+      )}
+      {deleting && (
+        <ConfirmDialog
+          title="Delete this conversation?"
+          confirmLabel="Delete"
+          onConfirm={() => void remove(deleting)}
+          onCancel={() => setDeleting(undefined)}
+        >
+          <p>
+            "{threadTitle(deleting)}" will be deleted with its messages, its subagents' threads and
+            its files. This cannot be undone.
+          </p>
+        </ConfirmDialog>
       )}
     </section>
   );
