@@ -103,6 +103,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     checkpointer: hosted ? undefined : saver,
     mcpServers,
     storage: channelStorage,
+    knowledge: knowledge.api,
   });
 
   const mainAgent = mainAgentResolver(agentRows);
