@@ -66,10 +66,13 @@ export async function insertChunks(
     .values([...chunks])
     .returning("id")
     .execute();
-  const rows = ids.map(
-    ({ id }, index) => sql`(${id}, ${segmentForSearch((chunks[index] as NewChunk).text)})`,
+  const rows = ids.map(({ id }, index) => {
+    const chunk = chunks[index] as NewChunk;
+    return sql`(${id}, ${segmentForSearch(chunk.text)}, ${kbToken(chunk.kb_id)})`;
+  });
+  await sql`insert into kb_chunks_fts (rowid, search_text, kb) values ${sql.join(rows)}`.execute(
+    db,
   );
-  await sql`insert into kb_chunks_fts (rowid, search_text) values ${sql.join(rows)}`.execute(db);
 }
 
 /** Removes the chunks of a knowledge base or of a file, index entries included. */
@@ -120,17 +123,42 @@ export async function searchChunks(
       limit ${search.limit}`.execute(db);
     return rows.map(normaliseHit);
   }
-  // Each word quoted: an FTS5 string, never an operator or column filter.
-  const match = words.map((word) => `"${word.replace(/"/g, '""')}"`).join(" OR ");
+  // Each word quoted: an FTS5 string, never an operator or column filter. The knowledge bases
+  // are matched as tokens of the `kb` column, so FTS5 scores only their chunks; `bm25` weighs
+  // that column 0. Chunks of files that are not `indexed` (being reindexed) are dropped after
+  // ranking, so a few more are ranked than asked for.
+  const quoted = (tokens: readonly string[]) =>
+    tokens.map((token) => `"${token.replace(/"/g, '""')}"`).join(" OR ");
+  const match = `search_text : (${quoted(words)}) AND kb : (${quoted(search.kbIds.map(kbToken))})`;
+  const inFiles =
+    search.fileIds === undefined
+      ? sql`1 = 1`
+      : sql`rowid in (select id from kb_chunks c where ${fileFilter})`;
   const { rows } = await sql<ChunkHit>`
-    select ${columns}, -bm25(kb_chunks_fts) as score
-    from kb_chunks_fts
-    join kb_chunks c on c.id = kb_chunks_fts.rowid
+    select ${columns}, -h.score as score
+    from (
+      select rowid as id, bm25(kb_chunks_fts, 1.0, 0.0) as score
+      from kb_chunks_fts
+      where kb_chunks_fts match ${match} and ${inFiles}
+      order by score
+      limit ${search.limit + RANKED_SLACK}
+    ) h
+    join kb_chunks c on c.id = h.id
     join kb_files f on f.id = c.file_id and f.status = 'indexed'
-    where kb_chunks_fts match ${match} and ${kbFilter} and ${fileFilter}
-    order by bm25(kb_chunks_fts), c.id
+    order by h.score, c.id
     limit ${search.limit}`.execute(db);
   return rows.map(normaliseHit);
+}
+
+/** Extra chunks ranked on SQLite, for those of files being reindexed that are then dropped. */
+const RANKED_SLACK = 32;
+
+/**
+ * The token naming a knowledge base in the FTS5 `kb` column: its id's hex digits between
+ * letters, one token for `unicode61`, and ending in "x" so the Porter stemmer leaves it alone.
+ */
+function kbToken(kbId: string): string {
+  return `k${kbId.replace(/[^0-9a-z]/gi, "").toLowerCase()}x`;
 }
 
 /** The words a query is matched by. */

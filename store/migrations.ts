@@ -284,7 +284,9 @@ export const MIGRATIONS: readonly NamedMigration[] = [
           await sql`create index kb_chunks_tsv on kb_chunks using gin (tsv)`.execute(db);
         } else {
           // rowid = kb_chunks.id. Porter stemming over unicode61 words: "flows" finds "flow".
-          await sql`create virtual table kb_chunks_fts using fts5(search_text, tokenize = 'porter unicode61')`.execute(
+          // `kb` holds one token naming the chunk's knowledge base (`knowledge/fts.ts`), so a
+          // search of some knowledge bases scores only their chunks instead of every match.
+          await sql`create virtual table kb_chunks_fts using fts5(search_text, kb, tokenize = 'porter unicode61')`.execute(
             db,
           );
         }

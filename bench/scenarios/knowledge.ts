@@ -169,10 +169,14 @@ async function speed(engine: "sqlite" | "postgres", target: number): Promise<Spe
     const kbs = Array.from({ length: 10 }, (_, i) => `kb-${i}`);
     for (const name of kbs) await runtime.kb.create(UID, { name });
     // Deterministic pseudo-random choice of documents (no Math.random: repeatable numbers).
+    // mulberry32: 32-bit integer arithmetic only (a float LCG loses bits and repeats, and
+    // repeated files are deduplicated).
     let seed = 42;
     const next = () => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed;
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return (t ^ (t >>> 14)) >>> 0;
     };
     const chunksPerFile = 100;
     const files = Math.ceil(target / chunksPerFile);

@@ -82,6 +82,17 @@ describe.each(["sqlite", "postgres"] as const)("/api/kb over HTTP on %s", (saver
       line_end: 2,
     });
     expect((await find("turbine fatigue"))?.file).toBe("report.docx");
+    // Narrowed to one file by name: only its chunks, whatever matches elsewhere.
+    const inFile = async (file: string) =>
+      (
+        await http.call<Hits>("POST", "/api/kb/search", {
+          token: alice,
+          body: { query: "bearings compressor", file },
+        })
+      ).body.results.map((hit) => hit.file);
+    expect(await inFile("guide.md")).toEqual(["guide.md"]);
+    expect(await inFile("plain.txt")).toEqual(["plain.txt"]);
+    expect(await inFile("absent.txt")).toEqual([]);
     // Stemming: "stalling" finds "stalls".
     expect((await find("stalling"))?.file).toBe("plain.txt");
 
