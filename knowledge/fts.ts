@@ -161,11 +161,16 @@ function kbToken(kbId: string): string {
   return `k${kbId.replace(/[^0-9a-z]/gi, "").toLowerCase()}x`;
 }
 
-/** The words a query is matched by. */
+/** Most words a query is matched by: a pasted page must not become a huge OR expression. */
+const MAX_QUERY_WORDS = 64;
+/** Longer "words" are noise (PostgreSQL ignores lexemes over 2047 bytes anyway). */
+const MAX_WORD_LENGTH = 100;
+
+/** The words a query is matched by (its first {@link MAX_QUERY_WORDS}). */
 export function significantWords(query: string): string[] {
-  const words = queryWords(query);
+  const words = queryWords(query).filter((word) => word.length <= MAX_WORD_LENGTH);
   const kept = words.filter((word) => !STOPWORDS.has(word));
-  return kept.length > 0 ? kept : words;
+  return (kept.length > 0 ? kept : words).slice(0, MAX_QUERY_WORDS);
 }
 
 function normaliseHit(row: ChunkHit): ChunkHit {

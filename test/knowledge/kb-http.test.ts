@@ -323,6 +323,34 @@ describe.each(["sqlite", "postgres"] as const)("/api/kb over HTTP on %s", (saver
     expect(gone.body.results).toEqual([]);
   });
 
+  it("answers hostile queries with results or a typed 4xx, never a 5xx", async () => {
+    const { http, alice } = await start();
+    await createKb(http, alice, { name: "q" });
+    await upload(http, alice, "q", [["w.txt", 'wind tunnel OR NEAR AND "quoted" words\n']]);
+    await settledFiles(http, alice, "q");
+    const many = Array.from({ length: 20_000 }, (_, i) => `word${i}`).join(" ");
+    const queries = [
+      many,
+      `${"x".repeat(5000)} tunnel`,
+      'wind" OR "NEAR(a b) kb : * ^ -',
+      "AND OR NOT",
+      "search_text : tunnel",
+      "风洞 \u{1F600} ǅemo",
+    ];
+    for (const query of queries) {
+      const answer = await http.call<Hits>("POST", "/api/kb/search", {
+        token: alice,
+        body: { query },
+      });
+      expect(answer.status, `${query.slice(0, 40)}: ${JSON.stringify(answer.body)}`).toBe(200);
+    }
+    const tunnel = await http.call<Hits>("POST", "/api/kb/search", {
+      token: alice,
+      body: { query: `${"x".repeat(5000)} tunnel` },
+    });
+    expect(tunnel.body.results.map((hit) => hit.file)).toEqual(["w.txt"]);
+  });
+
   it("deletes one file with its chunks", async () => {
     const { http, alice } = await start();
     await createKb(http, alice, { name: "files" });
