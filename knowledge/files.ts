@@ -74,7 +74,7 @@ export class KbFileStore {
         await trx.insertInto("kb_files").values(row).execute();
         await trx
           .insertInto("kb_file_contents")
-          .values({ file_id: row.id, content, text: null })
+          .values({ file_id: row.id, content: Buffer.from(content).toString("base64"), text: null })
           .execute();
       });
     } catch (error) {
@@ -204,7 +204,7 @@ export class KbFileStore {
         .executeTakeFirst();
       if (!row) continue;
       const { content, ...file } = row;
-      return { file: fromFileRow(file), content: new Uint8Array(content) };
+      return { file: fromFileRow(file), content: Buffer.from(content, "base64") };
     }
     return undefined;
   }

@@ -252,13 +252,16 @@ export const MIGRATIONS: readonly NamedMigration[] = [
         await db.schema
           .createTable("kb_file_contents")
           .addColumn("file_id", "text", (col) => col.primaryKey())
-          .addColumn("content", postgres ? sql`bytea` : "blob", (col) => col.notNull())
+          // Base64: text like every other column, so both engines store and return it alike.
+          .addColumn("content", "text", (col) => col.notNull())
           // The extracted text, once parsed: what `kb_read` shows, line by line.
           .addColumn("text", "text")
           .execute();
         await db.schema
           .createTable("kb_chunks")
-          .addColumn("id", postgres ? "bigserial" : "integer", (col) => col.primaryKey())
+          // An integer (`serial`, not `bigserial`, which `pg` hands back as a string): SQLite's
+          // rowid, which the FTS5 table shares.
+          .addColumn("id", postgres ? "serial" : "integer", (col) => col.primaryKey())
           .addColumn("kb_id", "text", (col) => col.notNull())
           .addColumn("file_id", "text", (col) => col.notNull())
           .addColumn("seq", "integer", (col) => col.notNull())

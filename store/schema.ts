@@ -171,7 +171,8 @@ export interface KbFilesTable {
 /** One row of `kb_file_contents`: the bytes uploaded, and the text extracted from them. */
 export interface KbFileContentsTable {
   file_id: string;
-  content: Uint8Array;
+  /** The bytes, base64-encoded. */
+  content: string;
   text: string | null;
 }
 
