@@ -246,6 +246,45 @@ describe.each(["sqlite", "postgres"] as const)(
       expect(result.subagentRuns.map((run) => run.status)).toEqual(["completed"]);
     });
 
+    it("keeps a knowledge base created during a run out of it, and gives it to the next run", async () => {
+      let runtime: Runtime | undefined;
+      const onlyHandbook = (call: { system: string }) => {
+        expect(call.system).toContain("- handbook");
+        expect(call.system).not.toContain("late");
+      };
+      runtime = await setup({
+        main: [
+          {
+            expect: onlyHandbook,
+            // Created while the run is under way: not in this run's snapshot.
+            hold: async () => {
+              await runtime?.kb.create("alice", { name: "late", description: "arrived late" });
+            },
+            reply: { toolCalls: [{ name: "kb_search", args: { query: "x", kb: "late" } }] },
+          },
+          {
+            expect: (call) => {
+              onlyHandbook(call);
+              expect(lastText(call.messages)).toBe(
+                'kb_search failed: knowledge base "late" is not one of yours: use one of "handbook"',
+              );
+            },
+            reply: { text: "first" },
+          },
+          {
+            expect: (call) => expect(call.system).toContain("- late: arrived late"),
+            reply: { text: "second" },
+          },
+        ],
+      });
+      await runtime.kb.create("alice", { name: "handbook", description: "company rules" });
+      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", undefined));
+      expect((await runtime.run({ uid: "alice", agent: "boss", input: "?" })).output).toBe("first");
+      expect((await runtime.run({ uid: "alice", agent: "boss", input: "?" })).output).toBe(
+        "second",
+      );
+    });
+
     it("drops a knowledge base deleted during a run from that run's tools", async () => {
       let runtime: Runtime | undefined;
       runtime = await setup({
