@@ -106,6 +106,12 @@ export interface RuntimeOptions extends AgentPartsOptions {
    * serves while others (sharing its PostgreSQL database) index: uploads wait in the queue.
    */
   knowledgeIngest?: boolean;
+  /**
+   * How long a file being indexed stays this process's without renewal (renewed after every
+   * batch of chunks): if the process dies, another takes the file over this much later.
+   * Default 60 s.
+   */
+  knowledgeLeaseMs?: number;
 }
 
 /** Agent management, every call on behalf of `uid`. */

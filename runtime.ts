@@ -93,6 +93,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       ? {}
       : { maxFileBytes: options.maxKnowledgeFileBytes }),
     ...(options.knowledgeIngest === undefined ? {} : { ingest: options.knowledgeIngest }),
+    ...(options.knowledgeLeaseMs === undefined ? {} : { leaseMs: options.knowledgeLeaseMs }),
   });
   const { graphs, tools, mcp, skillLibrary, fileLimits, requestLog } = openAgentParts(options, {
     dataDir,

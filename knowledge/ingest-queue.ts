@@ -16,6 +16,9 @@ import { extractFileText } from "./extract.js";
 import type { ClaimedFile, KbFileStore } from "./files.js";
 import { FILE_FORMATS, type FileFormat } from "./formats.js";
 
+/** How often a started queue looks for work it was not told about, at most. */
+const POLL_MS = 5_000;
+
 /** Options of {@link IngestQueue}. */
 export interface IngestQueueOptions {
   /** How long a claimed file stays this process's without renewal. Default 60 s. */
@@ -35,12 +38,25 @@ export class IngestQueue {
   #draining: Promise<void> | undefined;
   #again = false;
   #stopped = false;
+  #poll: NodeJS.Timeout | undefined;
 
   constructor(files: KbFileStore, options: IngestQueueOptions) {
     this.#files = files;
     this.#leaseMs = options.leaseMs ?? 60_000;
     this.#batchSize = options.batchSize ?? 200;
     this.#warn = options.warn;
+  }
+
+  /**
+   * Starts the queue: it looks for work now, and again every few seconds, which is how it finds
+   * files whose indexing process died (their lease lapses) and files other processes queued.
+   */
+  start(): void {
+    if (this.#stopped || this.#poll) return;
+    this.kick();
+    const every = Math.min(POLL_MS, Math.max(100, Math.floor(this.#leaseMs / 2)));
+    // Unref'd: an idle queue never keeps the process alive.
+    this.#poll = setInterval(() => this.kick(), every).unref();
   }
 
   /** Makes the queue look for work now (after an upload, at start-up). Returns at once. */
@@ -70,6 +86,7 @@ export class IngestQueue {
    */
   async stop(): Promise<void> {
     this.#stopped = true;
+    clearInterval(this.#poll);
     await this.#draining;
   }
 

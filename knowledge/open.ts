@@ -39,7 +39,7 @@ export function openKnowledge(database: Database, options: KnowledgeOptions): Kn
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
   });
   if (options.ingest === false) void queue.stop();
-  else queue.kick();
+  else queue.start();
   const api = new KnowledgeBases(new KnowledgeBaseRepository(database), files, queue, database, {
     maxFileBytes: options.maxFileBytes ?? 50 * 1024 * 1024,
   });
