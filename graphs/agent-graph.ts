@@ -5,6 +5,7 @@ import type { AgentRecord } from "../agents/schema.js";
 import { generalPurposePrompt, isGeneralPurpose } from "../backends/general-purpose.js";
 import { type AgentGraph, backendFor } from "../backends/registry.js";
 import type { BackendDeps } from "../backends/resources.js";
+import { mayHaveKnowledge } from "../knowledge/run-knowledge.js";
 import type { KnowledgeBases } from "../knowledge/service.js";
 import { createKnowledgeTools, KNOWLEDGE_TOOL_NAMES } from "../knowledge/tools.js";
 import { createFileScopeMiddleware } from "../middleware/file-scope.js";
@@ -113,8 +114,13 @@ export function buildAgentGraph(
     ...mcpTools,
   ].map((tool) => tool.name);
   if (allowedSubagents.length > 0) toolNames.push(TASK_TOOL_NAME);
-  if (knowledge.length > 0) toolNames.push(...KNOWLEDGE_TOOL_NAMES);
-  const answers = createToolCallAnswersMiddleware({ toolNames: () => toolNames });
+  // The knowledge tools count only in runs that have knowledge bases (the model is offered
+  // them only then), so an unknown-tool answer never lists tools the model was not given.
+  const withKnowledge = [...toolNames, ...KNOWLEDGE_TOOL_NAMES];
+  const answers = createToolCallAnswersMiddleware({
+    toolNames: (context) =>
+      knowledge.length > 0 && mayHaveKnowledge(context) ? withKnowledge : toolNames,
+  });
   // A delta `subagent_runs` is declared on the agent, not on the task middleware (see
   // `middleware/subagent-runs.ts`); with full storage the middleware declares it itself.
   const stateFields =

@@ -46,3 +46,12 @@ export async function runKnowledge(
   const bases = snapshot.flatMap((id) => visible.find((kb) => kb.id === id) ?? []);
   return { uid: run.uid, bases };
 }
+
+/**
+ * False when the run's context says it has no knowledge bases (an empty snapshot); true when it
+ * has some, or no snapshot at all (a host's own context: resolved at each use).
+ */
+export function mayHaveKnowledge(context: unknown): boolean {
+  const snapshot = (context as { knowledge_base_ids?: unknown } | null)?.knowledge_base_ids;
+  return !(Array.isArray(snapshot) && snapshot.length === 0);
+}
