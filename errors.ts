@@ -100,6 +100,15 @@ export const ErrorCode = {
   Unauthorized: "UNAUTHORIZED",
   /** An HTTP request the server cannot read otherwise (the HTTP layer's message says why). */
   BadRequest: "BAD_REQUEST",
+  /**
+   * An agent's `context.knowledge_bases` names a knowledge base the running user cannot see (or
+   * that does not exist): the run fails at its start instead of running without it.
+   */
+  UnknownKnowledgeBase: "UNKNOWN_KNOWLEDGE_BASE",
+  /** A file given to a knowledge base is of a type it cannot read (the message lists those it can). */
+  UnsupportedFileType: "UNSUPPORTED_FILE_TYPE",
+  /** A file given to a knowledge base could not be parsed (a corrupt PDF or DOCX, say). */
+  FileParseFailed: "FILE_PARSE_FAILED",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -85,6 +85,19 @@ export const runChoiceFields = {
 };
 
 /**
+ * The knowledge bases a run may search, as ids: its agent's `context.knowledge_bases` resolved
+ * for the run's user when the run (or the task call) starts, so a knowledge base created or
+ * shared later does not join a run under way. Unset (a host that makes its own context): the
+ * knowledge tools resolve the agent's selection themselves.
+ */
+function knowledgeSnapshotField() {
+  return z
+    .array(z.string())
+    .optional()
+    .describe("knowledge bases this run may search (ids), fixed when it starts");
+}
+
+/**
  * The runtime context of a main agent's run. Set by the runtime from the authenticated caller;
  * `thread_id` defaults to the config's, `file_thread_id` and `skills_thread_id` to the thread.
  *
@@ -101,6 +114,7 @@ export const mainRunContextSchema = z.object({
   file_thread_id: z.string().min(1).optional(),
   skills_thread_id: z.string().min(1).optional(),
   is_subagent_runtime: z.literal(false).default(false),
+  knowledge_base_ids: knowledgeSnapshotField(),
   ...runChoiceFields,
 });
 export type MainRunContext = z.output<typeof mainRunContextSchema>;
@@ -123,6 +137,7 @@ export const subagentRunContextSchema = z.object({
   max_rounds: z.number().int().positive(),
   /** The task's description, for prompts rendered per call (the general-purpose subagent). */
   intent: z.string().optional(),
+  knowledge_base_ids: knowledgeSnapshotField(),
 });
 export type SubagentRunContext = z.output<typeof subagentRunContextSchema>;
 

@@ -8,6 +8,7 @@ import type { Catalog } from "./agents/catalog.js";
 import type { AgentRecord } from "./agents/schema.js";
 import type { AgentGraph } from "./backends/registry.js";
 import type { AgentPartsOptions } from "./graphs/agent-parts.js";
+import type { KnowledgeBases } from "./knowledge/service.js";
 import type { RecordedRequest } from "./models/model-request.js";
 import type { FilesApi } from "./runs/files-api.js";
 import type { RunApi } from "./runs/run-api.js";
@@ -20,6 +21,19 @@ import type { McpServerInfo } from "./tools/mcp/manager.js";
 
 export type { Catalog } from "./agents/catalog.js";
 export type { AgentPartsOptions } from "./graphs/agent-parts.js";
+export type {
+  EmbedderSettings,
+  FileStatus,
+  KbFileRecord,
+  KnowledgeBaseRecord,
+} from "./knowledge/schema.js";
+export type {
+  KbReadResult,
+  KbSearchHit,
+  KbSearchRequest,
+  KbUpload,
+  KbUploadResult,
+} from "./knowledge/service.js";
 export type { FilesApi } from "./runs/files-api.js";
 export type { GraphStreamMode, RawRunItem, RunApi } from "./runs/run-api.js";
 export type { RunRequest } from "./runs/run-lifecycle.js";
@@ -32,6 +46,28 @@ export type { ChildThreadView, ThreadHistoryApi } from "./runs/thread-history.js
 export type UsersApi = Pick<
   UserRepository,
   "add" | "ensure" | "get" | "list" | "issueToken" | "authenticate" | "listTokens" | "revokeToken"
+>;
+
+/**
+ * Knowledge bases (README "Knowledge bases"), every call on behalf of `uid` with the agents'
+ * sharing rules: `create`/`list`/`get`/`update`/`delete`, `addFiles` (queued for indexing; per
+ * file accepted or rejected), `listFiles`/`getFile` (with ingest status), `deleteFile`,
+ * `search`, `read` (numbered lines), and `idle` (resolves when the ingest queue is empty).
+ */
+export type KnowledgeApi = Pick<
+  KnowledgeBases,
+  | "create"
+  | "list"
+  | "get"
+  | "update"
+  | "delete"
+  | "addFiles"
+  | "listFiles"
+  | "getFile"
+  | "deleteFile"
+  | "search"
+  | "read"
+  | "idle"
 >;
 
 /** Options of {@link createRuntime}. Every field is optional: the defaults run offline. */
@@ -63,6 +99,19 @@ export interface RuntimeOptions extends AgentPartsOptions {
    * Default `SUBAGENT_THREAD_LEASE_MS`, else 30 s.
    */
   threadLeaseMs?: number;
+  /** Largest file a knowledge base accepts. Default 50 MiB. */
+  maxKnowledgeFileBytes?: number;
+  /**
+   * Index knowledge base files in this process. Default true; false for a process that only
+   * serves while others (sharing its PostgreSQL database) index: uploads wait in the queue.
+   */
+  knowledgeIngest?: boolean;
+  /**
+   * How long a file being indexed stays this process's without renewal (renewed after every
+   * batch of chunks): if the process dies, another takes the file over this much later.
+   * Default 60 s.
+   */
+  knowledgeLeaseMs?: number;
 }
 
 /** Agent management, every call on behalf of `uid`. */
@@ -115,6 +164,8 @@ export interface Runtime extends RunApi, ThreadHistoryApi {
   files: FilesApi;
   /** Skills agents can be given (`context.skills`). */
   skills: SkillsApi;
+  /** Knowledge bases agents search (`context.knowledge_bases`). */
+  kb: KnowledgeApi;
   /** MCP servers agents can be given (`context.mcp_servers`). */
   mcp: McpApi;
   /** Users and their API tokens (for the HTTP server and the CLI). */

@@ -5,6 +5,7 @@ import { checkStorageOptions, resolveChannelStorage } from "./checkpoints/channe
 import { openStorage } from "./checkpoints/open-storage.js";
 import { ErrorCode, SubagentGraphError } from "./errors.js";
 import { openAgentParts } from "./graphs/agent-parts.js";
+import { openKnowledge } from "./knowledge/open.js";
 import { modelSpecCheck } from "./models/model-spec.js";
 import { createFilesApi } from "./runs/files-api.js";
 import { mainAgentResolver, narrowSubagents } from "./runs/main-agent.js";
@@ -15,7 +16,7 @@ import { createThreadsApi } from "./runs/thread-api.js";
 import { createThreadHistoryApi } from "./runs/thread-history.js";
 import { validateThreadId } from "./runs/thread-id.js";
 import { AGENT_STATE_REDUCERS } from "./runs/thread-state.js";
-import type { Runtime, RuntimeOptions } from "./runtime-types.js";
+import type { KnowledgeApi, Runtime, RuntimeOptions } from "./runtime-types.js";
 import { SandboxLayout } from "./sandbox/layout.js";
 import { ThreadFiles } from "./sandbox/thread-files.js";
 import { UserRepository } from "./store/users.js";
@@ -39,6 +40,10 @@ const USERS_METHODS = [
   ...["issueToken", "authenticate", "listTokens", "revokeToken"],
 ] as const;
 const SKILLS_METHODS = ["list", "get", "install", "installFiles", "remove"] as const;
+const KNOWLEDGE_METHODS = [
+  ...["create", "list", "get", "update", "delete"],
+  ...["addFiles", "listFiles", "getFile", "deleteFile", "search", "read", "idle"],
+] as const satisfies readonly (keyof KnowledgeApi)[];
 
 /**
  * Creates a runtime. With no options it keeps agents and checkpoints in SQLite files under
@@ -94,6 +99,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     warn,
   });
   const { threads, runRows, abandoned, running, deleter } = runStore;
+  const knowledge = openKnowledge(database, {
+    warn,
+    ...(options.maxKnowledgeFileBytes === undefined
+      ? {}
+      : { maxFileBytes: options.maxKnowledgeFileBytes }),
+    ...(options.knowledgeIngest === undefined ? {} : { ingest: options.knowledgeIngest }),
+    ...(options.knowledgeLeaseMs === undefined ? {} : { leaseMs: options.knowledgeLeaseMs }),
+  });
   const { graphs, tools, mcp, skillLibrary, fileLimits, requestLog } = openAgentParts(options, {
     dataDir,
     env,
@@ -103,6 +116,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     checkpointer: hosted ? undefined : saver,
     mcpServers,
     storage: channelStorage,
+    knowledge: knowledge.api,
   });
 
   const mainAgent = mainAgentResolver(agentRows);
@@ -143,6 +157,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       maxUploadBytes: options.maxUploadBytes ?? 50 * 1024 * 1024,
     }),
     skills,
+    kb: guardMethods(ensureOpen, knowledge.api, KNOWLEDGE_METHODS),
     checkpointer: saver,
     catalog: () =>
       readCatalog({
@@ -164,6 +179,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       running.abortAll("runtime closed");
       graphs.clear();
       try {
+        await knowledge.close();
         await mcp.close();
       } finally {
         await storage.close();

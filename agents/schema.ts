@@ -78,8 +78,8 @@ export function privateShareConfig(): ShareConfig {
 
 /**
  * The runtime config of an agent (`config_json.context`). An absent list means "the default"
- * and stays absent (never turned into `[]`): for `tools`, `mcp_servers` and `skills` the
- * default is everything the user may use, for `subagents` it is none.
+ * and stays absent (never turned into `[]`): for `tools`, `mcp_servers`, `skills` and
+ * `knowledge_bases` the default is everything the user may use, for `subagents` it is none.
  */
 export const runtimeContextSchema = z.strictObject(
   {
@@ -92,6 +92,11 @@ export const runtimeContextSchema = z.strictObject(
     tools: namesSchema.optional(),
     mcp_servers: namesSchema.optional(),
     skills: namesSchema.optional(),
+    /**
+     * Knowledge bases (names or ids) the agent searches; unset = every one the running user may
+     * read, `[]` = none. One the user cannot see fails the run at its start.
+     */
+    knowledge_bases: namesSchema.optional(),
     /** Slugs of the subagents this agent may call; absent or empty = none. */
     subagents: z.array(slugSchema, { error: "use a list of subagent slugs" }).optional(),
     max_rounds: limitSchema.optional(),

@@ -7,7 +7,8 @@ export const GENERAL_PURPOSE_DESCRIPTION =
   "A general-purpose agent with your own model and tools (minus delegation and user-facing ones), for any self-contained task that needs no specialist.";
 
 /**
- * The general-purpose subagent of `parent`: the parent's model, tool and MCP server selection (the
+ * The general-purpose subagent of `parent`: the parent's model, tool, MCP server and knowledge
+ * base selection (the
  * never-allowed tools are removed like for any subagent), no skills (they belong to the agent
  * that lists them), its own max_rounds default, and a
  * system prompt rendered per call from {@link generalPurposePrompt}. Its id and version derive
@@ -31,6 +32,10 @@ export function generalPurposeRecord(parent: AgentRecord): AgentRecord {
         ...(parentContext.mcp_servers === undefined
           ? {}
           : { mcp_servers: parentContext.mcp_servers }),
+        // The caller's knowledge bases, resolved again for the same user when it is called.
+        ...(parentContext.knowledge_bases === undefined
+          ? {}
+          : { knowledge_bases: parentContext.knowledge_bases }),
         // Skills belong to the agent that lists them: a parent's never reach its children.
         skills: [],
         subagents: [],

@@ -16,6 +16,7 @@ import { msSince, nowNs } from "./lib/timing.js";
 import { buildScenario } from "./scenarios/build.js";
 import { checkpointScenario } from "./scenarios/checkpoints.js";
 import { dispatchScenario } from "./scenarios/dispatch.js";
+import { knowledgeScenario } from "./scenarios/knowledge.js";
 import { loadScenario } from "./scenarios/load.js";
 import { parallelScenario } from "./scenarios/parallel.js";
 import { promptScenario } from "./scenarios/prompt.js";
@@ -29,6 +30,7 @@ const SCENARIOS: readonly Scenario[] = [
   loadScenario,
   buildScenario,
   promptScenario,
+  knowledgeScenario,
 ];
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");

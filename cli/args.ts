@@ -118,6 +118,35 @@ const COMMAND_DOCS: readonly CommandDoc[] = [
     examples: ["skills add ./my-skills/house-style"],
   },
   {
+    name: "kb",
+    forms: [
+      { usage: "kb list", about: ["List the knowledge bases you may read."] },
+      {
+        usage: "kb create <name>",
+        about: ["Create a knowledge base (--description says what it holds)."],
+      },
+      {
+        usage: "kb add <kb> <paths…>",
+        about: [
+          "Add files (txt, md, html, pdf, docx; a folder adds the files in it) and",
+          "show each file's progress until it is indexed or failed.",
+        ],
+      },
+      { usage: "kb files <kb>", about: ["List a knowledge base's files and their status."] },
+      {
+        usage: "kb search <query…>",
+        about: ["Search your knowledge bases (--kb narrows to one): best passages first."],
+      },
+      { usage: "kb rm <kb>", about: ["Delete a knowledge base with its files."] },
+    ],
+    options: ["uid", "data", "description", "kb"],
+    examples: [
+      'kb create handbook --description "Company rules"',
+      "kb add handbook ./docs/leave.pdf ./docs/policies",
+      'kb search "how much notice for a vacation"',
+    ],
+  },
+  {
     name: "mcp",
     forms: [
       {
@@ -244,6 +273,11 @@ const OPTION_DOCS: Readonly<Record<OptionName, { flag: string; about: string }>>
     flag: "--label <text>",
     about: 'tokens issue: what the token is for (default: "default").',
   },
+  description: {
+    flag: "--description <text>",
+    about: "kb create: what the knowledge base holds (agents see it).",
+  },
+  kb: { flag: "--kb <name>", about: "kb search: search only this knowledge base." },
   help: { flag: "-h, --help", about: "Show this text." },
 };
 
@@ -366,6 +400,12 @@ export type Command =
   | { name: "skills-add"; store: StoreOptions; folder: string; replace: boolean }
   | { name: "skills-remove"; store: StoreOptions; skill: string }
   | { name: "mcp-list"; store: StoreOptions }
+  | { name: "kb-list"; store: StoreOptions }
+  | { name: "kb-create"; store: StoreOptions; kb: string; description: string | undefined }
+  | { name: "kb-add"; store: StoreOptions; kb: string; paths: string[] }
+  | { name: "kb-files"; store: StoreOptions; kb: string }
+  | { name: "kb-search"; store: StoreOptions; query: string; kb: string | undefined }
+  | { name: "kb-rm"; store: StoreOptions; kb: string }
   | {
       name: "files-upload";
       store: StoreOptions;
@@ -393,14 +433,27 @@ const OPTIONS = {
   name: { type: "string" },
   label: { type: "string" },
   "no-console": { type: "boolean" },
+  description: { type: "string" },
+  kb: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 /** Options only some commands understand; any other command rejects them rather than ignore them. */
 const OPTION_COMMANDS: Record<
-  "agent" | "thread" | "replace" | "name" | "label" | "port" | "host" | "no-console",
+  | "agent"
+  | "thread"
+  | "replace"
+  | "name"
+  | "label"
+  | "port"
+  | "host"
+  | "no-console"
+  | "description"
+  | "kb",
   readonly string[]
 > = {
+  description: ["kb"],
+  kb: ["kb"],
   agent: ["chat", "files"],
   thread: ["chat"],
   replace: ["skills"],
@@ -482,6 +535,11 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       return skillsCommand(rest, store, values.replace === true);
     case "mcp":
       return mcpCommand(rest, store);
+    case "kb":
+      return kbCommand(rest, store, {
+        description: values.description,
+        kb: nonEmpty(values.kb, "--kb"),
+      });
     case "files":
       return filesCommand(rest, store, nonEmpty(values.agent, "--agent"));
     case "users":
@@ -557,6 +615,46 @@ function skillsCommand(rest: string[], store: StoreOptions, replace: boolean): C
     sub === undefined
       ? '"skills" needs a subcommand: list, add <folder> or remove <name>'
       : `unknown subcommand "skills ${sub}": use list, add <folder> or remove <name>`,
+  );
+}
+
+function kbCommand(
+  rest: string[],
+  store: StoreOptions,
+  options: { description: string | undefined; kb: string | undefined },
+): Command {
+  const [sub, ...more] = rest;
+  const subs = "list, create <name>, add <kb> <paths…>, files <kb>, search <query…> or rm <kb>";
+  if (options.description !== undefined && sub !== "create") {
+    throw new UsageError('option --description is only for "kb create"');
+  }
+  if (options.kb !== undefined && sub !== "search") {
+    throw new UsageError('option --kb is only for "kb search"');
+  }
+  if (sub === "list") {
+    noMoreArguments("kb list", more);
+    return { name: "kb-list", store };
+  }
+  if (sub === "search") {
+    if (more.length === 0) throw new UsageError('"kb search" needs a query');
+    return { name: "kb-search", store, query: more.join(" "), kb: options.kb };
+  }
+  if (sub === "create" || sub === "files" || sub === "rm" || sub === "add") {
+    const [kb, ...extra] = more;
+    const what = sub === "create" ? "a name" : "a knowledge base (name or id)";
+    if (kb === undefined) throw new UsageError(`"kb ${sub}" needs ${what}`);
+    if (sub === "add") {
+      if (extra.length === 0) throw new UsageError('"kb add <kb> <paths…>" needs files or folders');
+      return { name: "kb-add", store, kb, paths: extra };
+    }
+    noMoreArguments(`kb ${sub} ${sub === "create" ? "<name>" : "<kb>"}`, extra);
+    if (sub === "create") return { name: "kb-create", store, kb, description: options.description };
+    return sub === "files" ? { name: "kb-files", store, kb } : { name: "kb-rm", store, kb };
+  }
+  throw new UsageError(
+    sub === undefined
+      ? `"kb" needs a subcommand: ${subs}`
+      : `unknown subcommand "kb ${sub}": use ${subs}`,
   );
 }
 

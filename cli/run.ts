@@ -6,6 +6,14 @@ import { type CliContext, EXIT_INTERRUPTED, type Io } from "./context.js";
 import { demoCommand } from "./demo.js";
 import { catFile, listFiles, uploadFile } from "./files.js";
 import { Interrupts } from "./interrupts.js";
+import {
+  addToKnowledgeBase,
+  createKnowledgeBase,
+  listKnowledgeBases,
+  listKnowledgeFiles,
+  removeKnowledgeBase,
+  searchKnowledge,
+} from "./kb.js";
 import { listMcpServers } from "./mcp.js";
 import { describeError } from "./report.js";
 import { serveCommand } from "./serve.js";
@@ -91,6 +99,18 @@ function dispatch(
       return removeSkill(runtime, io, command.skill);
     case "mcp-list":
       return listMcpServers(runtime, io);
+    case "kb-list":
+      return listKnowledgeBases(runtime, io, command.store);
+    case "kb-create":
+      return createKnowledgeBase(runtime, io, command.store, command.kb, command.description);
+    case "kb-add":
+      return addToKnowledgeBase(runtime, io, command.store, command.kb, command.paths);
+    case "kb-files":
+      return listKnowledgeFiles(runtime, io, command.store, command.kb);
+    case "kb-search":
+      return searchKnowledge(runtime, io, command.store, command.query, command.kb);
+    case "kb-rm":
+      return removeKnowledgeBase(runtime, io, command.store, command.kb);
     case "files-upload":
       return uploadFile(runtime, io, command.store, command);
     case "files-list":

@@ -5,7 +5,11 @@ import type { AgentRecord } from "../agents/schema.js";
 import { generalPurposePrompt, isGeneralPurpose } from "../backends/general-purpose.js";
 import { type AgentGraph, backendFor } from "../backends/registry.js";
 import type { BackendDeps } from "../backends/resources.js";
+import { mayHaveKnowledge } from "../knowledge/run-knowledge.js";
+import type { KnowledgeBases } from "../knowledge/service.js";
+import { createKnowledgeTools, KNOWLEDGE_TOOL_NAMES } from "../knowledge/tools.js";
 import { createFileScopeMiddleware } from "../middleware/file-scope.js";
+import { createKnowledgeMiddleware } from "../middleware/knowledge.js";
 import { createModelCallGuardMiddleware } from "../middleware/model-call-guard.js";
 import type { ParentRunScope } from "../middleware/parent-scope.js";
 import { createRequestRecorderMiddleware } from "../middleware/record-requests.js";
@@ -41,6 +45,8 @@ export interface AgentGraphDeps extends BackendDeps {
   prepareSkills(record: AgentRecord, skillsThreadId: string): Promise<SkillSummary[]>;
   /** Where every model call's request is noted, when the runtime records them; else none. */
   requestLog?: ModelRequestLog | undefined;
+  /** The knowledge bases agents search; absent = agents get no knowledge tools. */
+  knowledge?: KnowledgeBases | undefined;
 }
 
 /**
@@ -76,10 +82,16 @@ export function buildAgentGraph(
   const innermost = deps.requestLog
     ? [createRequestRecorderMiddleware(deps.requestLog), guard]
     : [guard];
+  const knowledge = knowledgeMiddleware(record, deps);
   if (!backend.acceptsSubagents) {
     const { middleware, toolNames } = subagentMiddleware(record);
     const answers = createToolCallAnswersMiddleware({ toolNames });
-    return backend.build(record, deps, [...middleware, answers, fileScope, ...innermost], mcpTools);
+    return backend.build(
+      record,
+      deps,
+      [...middleware, ...knowledge, answers, fileScope, ...innermost],
+      mcpTools,
+    );
   }
   const middleware =
     allowedSubagents.length > 0
@@ -102,7 +114,13 @@ export function buildAgentGraph(
     ...mcpTools,
   ].map((tool) => tool.name);
   if (allowedSubagents.length > 0) toolNames.push(TASK_TOOL_NAME);
-  const answers = createToolCallAnswersMiddleware({ toolNames: () => toolNames });
+  // The knowledge tools count only in runs that have knowledge bases (the model is offered
+  // them only then), so an unknown-tool answer never lists tools the model was not given.
+  const withKnowledge = [...toolNames, ...KNOWLEDGE_TOOL_NAMES];
+  const answers = createToolCallAnswersMiddleware({
+    toolNames: (context) =>
+      knowledge.length > 0 && mayHaveKnowledge(context) ? withKnowledge : toolNames,
+  });
   // A delta `subagent_runs` is declared on the agent, not on the task middleware (see
   // `middleware/subagent-runs.ts`); with full storage the middleware declares it itself.
   const stateFields =
@@ -112,10 +130,29 @@ export function buildAgentGraph(
   return backend.build(
     record,
     deps,
-    [...middleware, answers, fileScope, ...innermost],
+    [...middleware, ...knowledge, answers, fileScope, ...innermost],
     mcpTools,
     stateFields,
   );
+}
+
+/**
+ * The knowledge middleware (tools and prompt section) unless the agent's
+ * `context.knowledge_bases` is `[]` or the runtime has no knowledge bases. Whether a run gets
+ * the tools is decided per run, from its snapshot (`middleware/knowledge.ts`); a subagent's are
+ * also in its allowed set only when its snapshot is non-empty (`AgentGraphs.loadChild`).
+ */
+function knowledgeMiddleware(record: AgentRecord, deps: AgentGraphDeps) {
+  const selection = record.config_json.context.knowledge_bases;
+  if (!deps.knowledge || selection?.length === 0) return [];
+  const agent = { slug: record.slug, selection };
+  return [
+    createKnowledgeMiddleware({
+      api: deps.knowledge,
+      agent,
+      tools: createKnowledgeTools(deps.knowledge, agent),
+    }),
+  ];
 }
 
 function subagentMiddleware(record: AgentRecord) {

@@ -5,6 +5,8 @@ import { GENERAL_PURPOSE_SLUG, generalPurposeRecord } from "../backends/general-
 import type { AgentGraph } from "../backends/registry.js";
 import type { BackendDeps } from "../backends/resources.js";
 import { subagentToolNames } from "../backends/subagent-tools.js";
+import type { KnowledgeBases } from "../knowledge/service.js";
+import { KNOWLEDGE_TOOL_NAMES } from "../knowledge/tools.js";
 import type { ParentRunScope } from "../middleware/parent-scope.js";
 import type { DispatchLimits, LoadedChild } from "../middleware/task.js";
 import type { ModelRequestLog } from "../models/request-log.js";
@@ -25,6 +27,8 @@ export interface AgentGraphsOptions {
   mcp?: McpToolSource | undefined;
   /** Where every model call's request is noted (`recordModelRequests`); absent = not noted. */
   requestLog?: ModelRequestLog | undefined;
+  /** The knowledge bases agents search; absent = none. */
+  knowledge?: KnowledgeBases | undefined;
 }
 
 const NO_MCP_TOOLS: McpToolSet = { tools: [], key: "" };
@@ -48,6 +52,7 @@ export class AgentGraphs {
       modelTimeoutMs: () => options.processLimits().model_timeout_ms,
       prepareSkills: (record, skillsThreadId) => options.prepareSkills(record, skillsThreadId),
       requestLog: options.requestLog,
+      knowledge: options.knowledge,
     };
   }
 
@@ -104,13 +109,33 @@ export class AgentGraphs {
     const graph = this.cache.getOrBuild(agentGraphKey(record, [], mcp.key), () =>
       buildAgentGraph(record, [], this.deps, mcp.tools),
     );
+    // The child's own selection, for the caller's user (general-purpose: the caller's
+    // selection), fixed for this call. One it cannot see fails the call (the task tool records
+    // why); none leaves the knowledge tools out of its allowed set.
+    const knowledgeBaseIds = await this.knowledgeSnapshot(scope.uid, record);
+    const toolNames = subagentToolNames(record, this.options.backend.tools, mcp.tools);
+    if (knowledgeBaseIds.length > 0) toolNames.push(...KNOWLEDGE_TOOL_NAMES);
     return {
       graph,
-      toolNames: subagentToolNames(record, this.options.backend.tools, mcp.tools),
+      toolNames,
+      knowledgeBaseIds,
       maxRounds:
         scope.overrides.max_rounds ??
         agentLimits(record.config_json.context, this.options.processLimits()).max_rounds,
     };
+  }
+
+  /**
+   * The ids of the knowledge bases `record` may search when `uid` runs it: its
+   * `context.knowledge_bases` resolved now (every visible one when unset, none for `[]`).
+   * @throws SubagentGraphError `UNKNOWN_KNOWLEDGE_BASE` for one `uid` cannot see.
+   */
+  async knowledgeSnapshot(uid: string, record: AgentRecord): Promise<string[]> {
+    const knowledge = this.options.knowledge;
+    const selection = record.config_json.context.knowledge_bases;
+    if (!knowledge || selection?.length === 0) return [];
+    const bases = await knowledge.resolveSelection(uid, selection, record.slug);
+    return bases.map((kb) => kb.id);
   }
 
   /**

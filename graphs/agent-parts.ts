@@ -7,6 +7,7 @@ import { settingsSource } from "../agents/process-settings.js";
 import type { AgentRepository } from "../agents/repository.js";
 import type { AgentRecord } from "../agents/schema.js";
 import type { ChannelStorage, CheckpointStorage } from "../checkpoints/channel-storage.js";
+import type { KnowledgeBases } from "../knowledge/service.js";
 import { createModelFactory } from "../models/factory.js";
 import { ModelRequestLog } from "../models/request-log.js";
 import type { SandboxLayout } from "../sandbox/layout.js";
@@ -95,6 +96,8 @@ export interface AgentPartsContext {
   mcpServers: McpServers;
   /** The checkpoint storage, already checked (`resolveChannelStorage`). */
   storage: ChannelStorage;
+  /** The knowledge bases agents search (`context.knowledge_bases`); absent = none. */
+  knowledge?: KnowledgeBases | undefined;
 }
 
 /**
@@ -132,6 +135,7 @@ export function openAgentParts(options: AgentPartsOptions, context: AgentPartsCo
     },
     processLimits: settingsSource({ env, dataDir, overrides: options.limits, warn }),
     mcp,
+    knowledge: context.knowledge,
     prepareSkills: (record, skillsThreadId) =>
       prepareAgentSkills(
         skillLibrary,

@@ -185,6 +185,7 @@ async function dispatch(
       allowed_tools: [...(requestedTools.length > 0 ? new Set(requestedTools) : child.toolNames)],
       max_rounds: child.maxRounds,
       intent: args.description,
+      knowledge_base_ids: [...(child.knowledgeBaseIds ?? [])],
     },
   });
   let run: SubagentRun;

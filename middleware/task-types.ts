@@ -30,6 +30,8 @@ export interface LoadedChild {
   toolNames: readonly string[];
   /** Its `max_rounds` (own config, else the process-wide default), read now. */
   maxRounds: number;
+  /** The knowledge bases it may search in this call (its own selection, the caller's user). */
+  knowledgeBaseIds?: readonly string[];
 }
 
 /**

@@ -103,6 +103,9 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     const existing = request.threadId ? await threads.get(request.uid, threadId) : undefined;
     const record = await mainAgent(request.uid, request.agent ?? (existing?.agent_id || undefined));
     const graph = await graphs.mainGraph(request.uid, record);
+    // The knowledge bases this run may search, fixed now: one the agent names that the user
+    // cannot see fails the run here, before anything is written.
+    const knowledgeBaseIds = await graphs.knowledgeSnapshot(request.uid, record);
     const configurable = {
       thread_id: threadId,
       ...(request.checkpointId ? { checkpoint_id: request.checkpointId } : {}),
@@ -175,7 +178,12 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     };
     const config: RunConfig = {
       configurable,
-      context: { uid: request.uid, thread_id: threadId, is_subagent_runtime: false },
+      context: {
+        uid: request.uid,
+        thread_id: threadId,
+        is_subagent_runtime: false,
+        knowledge_base_ids: knowledgeBaseIds,
+      },
       signal,
       runId,
       // Each task call is a model turn plus a child's own loop; LangGraph counts only ours.

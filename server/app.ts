@@ -17,6 +17,7 @@ import { agentRoutes } from "./routes/agents.js";
 import { assistantRoutes } from "./routes/assistants.js";
 import { catalogRoutes } from "./routes/catalog.js";
 import { fileRoutes } from "./routes/files.js";
+import { knowledgeRoutes } from "./routes/knowledge.js";
 import { mcpRoutes } from "./routes/mcp.js";
 import { runRoutes } from "./routes/runs.js";
 import { threadRoutes } from "./routes/threads.js";
@@ -128,6 +129,7 @@ export async function createServer(
   runRoutes(app, runtime, runs);
   fileRoutes(app, runtime, maxUploadBytes);
   mcpRoutes(app, runtime);
+  knowledgeRoutes(app, runtime, maxUploadBytes);
   catalogRoutes(app, runtime);
   unsupportedRoutes(app);
   return { app, runs };

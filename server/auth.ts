@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { UsersApi } from "../runtime-types.js";
 import { ErrorCode } from "../errors.js";
+import type { UsersApi } from "../runtime-types.js";
 import { sendCode } from "./http-errors.js";
 
 declare module "fastify" {

@@ -44,6 +44,9 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.UnsupportedMediaType]: 415,
   [ErrorCode.Unauthorized]: 401,
   [ErrorCode.BadRequest]: 400,
+  [ErrorCode.UnknownKnowledgeBase]: 422,
+  [ErrorCode.UnsupportedFileType]: 415,
+  [ErrorCode.FileParseFailed]: 422,
 };
 
 /** The one error shape every endpoint answers with: `code` is always an {@link ErrorCode}. */

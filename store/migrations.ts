@@ -8,7 +8,14 @@
  * PostgreSQL.
  */
 
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from "kysely";
+import {
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresAdapter,
+  sql,
+} from "kysely";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { DatabaseSchema } from "./schema.js";
 
@@ -191,7 +198,110 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0008_knowledge_bases",
+    migration: {
+      // Knowledge bases (README "Knowledge bases"): records shared like agents, their files
+      // (with the uploaded bytes, so a queued file survives a restart and a reindex needs no
+      // re-upload), and the chunks search reads. Full-text search is the one engine-specific
+      // part: an FTS5 table on SQLite, a generated tsvector with a GIN index on PostgreSQL.
+      async up(db: Kysely<unknown>): Promise<void> {
+        const postgres = isPostgres(db);
+        await db.schema
+          .createTable("knowledge_bases")
+          .addColumn("id", "text", (col) => col.primaryKey())
+          .addColumn("owner_uid", "text", (col) => col.notNull())
+          .addColumn("name", "text", (col) => col.notNull())
+          .addColumn("description", "text", (col) => col.notNull())
+          .addColumn("share_config", "text", (col) => col.notNull())
+          .addColumn("embedder", "text", (col) => col.notNull())
+          .addColumn("version", "integer", (col) => col.notNull())
+          .addColumn("created_at", "text", (col) => col.notNull())
+          .addColumn("updated_at", "text", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createIndex("knowledge_bases_owner_uid_name")
+          .on("knowledge_bases")
+          .columns(["owner_uid", "name"])
+          .unique()
+          .execute();
+        await db.schema
+          .createTable("kb_files")
+          .addColumn("id", "text", (col) => col.primaryKey())
+          .addColumn("kb_id", "text", (col) => col.notNull())
+          .addColumn("name", "text", (col) => col.notNull())
+          .addColumn("content_hash", "text", (col) => col.notNull())
+          .addColumn("bytes", "integer", (col) => col.notNull())
+          .addColumn("format", "text", (col) => col.notNull())
+          .addColumn("status", "text", (col) => col.notNull())
+          .addColumn("error", "text")
+          .addColumn("chunk_count", "integer", (col) => col.notNull().defaultTo(0))
+          .addColumn("line_count", "integer", (col) => col.notNull().defaultTo(0))
+          .addColumn("lease_until", "text")
+          .addColumn("created_at", "text", (col) => col.notNull())
+          .addColumn("updated_at", "text", (col) => col.notNull())
+          .execute();
+        // Same content twice in one knowledge base is one file (a re-upload is a no-op).
+        await db.schema
+          .createIndex("kb_files_kb_id_content_hash")
+          .on("kb_files")
+          .columns(["kb_id", "content_hash"])
+          .unique()
+          .execute();
+        await db.schema.createIndex("kb_files_status").on("kb_files").column("status").execute();
+        await db.schema
+          .createTable("kb_file_contents")
+          .addColumn("file_id", "text", (col) => col.primaryKey())
+          // Base64: text like every other column, so both engines store and return it alike.
+          .addColumn("content", "text", (col) => col.notNull())
+          // The extracted text, once parsed: what `kb_read` shows, line by line.
+          .addColumn("text", "text")
+          .execute();
+        await db.schema
+          .createTable("kb_chunks")
+          // An integer (`serial`, not `bigserial`, which `pg` hands back as a string): SQLite's
+          // rowid, which the FTS5 table shares.
+          .addColumn("id", postgres ? "serial" : "integer", (col) => col.primaryKey())
+          .addColumn("kb_id", "text", (col) => col.notNull())
+          .addColumn("file_id", "text", (col) => col.notNull())
+          .addColumn("seq", "integer", (col) => col.notNull())
+          .addColumn("line_start", "integer", (col) => col.notNull())
+          .addColumn("line_end", "integer", (col) => col.notNull())
+          .addColumn("text", "text", (col) => col.notNull())
+          .execute();
+        await db.schema
+          .createIndex("kb_chunks_file_id_seq")
+          .on("kb_chunks")
+          .columns(["file_id", "seq"])
+          .execute();
+        await db.schema.createIndex("kb_chunks_kb_id").on("kb_chunks").column("kb_id").execute();
+        if (postgres) {
+          // The words to match, Chinese already segmented (`knowledge/segment.ts`); the
+          // tsvector is derived by the database so it can never disagree with them.
+          await sql`alter table kb_chunks add column search_text text not null default ''`.execute(
+            db,
+          );
+          await sql`alter table kb_chunks add column tsv tsvector generated always as (to_tsvector('english', search_text)) stored`.execute(
+            db,
+          );
+          await sql`create index kb_chunks_tsv on kb_chunks using gin (tsv)`.execute(db);
+        } else {
+          // rowid = kb_chunks.id. Porter stemming over unicode61 words: "flows" finds "flow".
+          // `kb` holds one token naming the chunk's knowledge base (`knowledge/fts.ts`), so a
+          // search of some knowledge bases scores only their chunks instead of every match.
+          await sql`create virtual table kb_chunks_fts using fts5(search_text, kb, tokenize = 'porter unicode61')`.execute(
+            db,
+          );
+        }
+      },
+    },
+  },
 ];
+
+/** True when `db` runs on PostgreSQL (the one place migrations need to know). */
+function isPostgres(db: Kysely<unknown>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
 
 /** Hands {@link MIGRATIONS} to Kysely's `Migrator` (no files: migrations ship inside the code). */
 export const migrationProvider: MigrationProvider = {

@@ -126,6 +126,75 @@ export interface ThreadLeasesTable {
   lease_until: string;
 }
 
+/** One row of `knowledge_bases`. The domain view is `KnowledgeBaseRecord` in `knowledge/`. */
+export interface KnowledgeBasesTable {
+  /** A UUID. */
+  id: string;
+  owner_uid: string;
+  /** Unique per owner (index `knowledge_bases_owner_uid_name`). */
+  name: string;
+  description: string;
+  /** JSON text of the share config (same rules as an agent's). */
+  share_config: string;
+  /** JSON text of the embedder settings (`{}`: full-text search only). */
+  embedder: string;
+  version: number;
+  /** ISO-8601, UTC. */
+  created_at: string;
+  /** ISO-8601, UTC. */
+  updated_at: string;
+}
+
+/** One row of `kb_files`: a file of a knowledge base and how far its ingest got. */
+export interface KbFilesTable {
+  /** A UUID. */
+  id: string;
+  kb_id: string;
+  name: string;
+  /** Lowercase hex SHA-256 of the bytes; unique per knowledge base. */
+  content_hash: string;
+  bytes: number;
+  /** "txt", "md", "html", "pdf" or "docx". */
+  format: string;
+  /** "queued", "indexing", "indexed" or "error". */
+  status: string;
+  /** Why ingest failed (status "error"); else null. */
+  error: string | null;
+  chunk_count: Generated<number>;
+  line_count: Generated<number>;
+  /** ISO-8601, UTC: while "indexing", until when the indexing process holds it. */
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One row of `kb_file_contents`: the bytes uploaded, and the text extracted from them. */
+export interface KbFileContentsTable {
+  file_id: string;
+  /** The bytes, base64-encoded. */
+  content: string;
+  text: string | null;
+}
+
+/** One row of `kb_chunks`: a span of lines of a file's text, the unit search returns. */
+export interface KbChunksTable {
+  id: Generated<number>;
+  kb_id: string;
+  file_id: string;
+  /** Order within the file, from 0. */
+  seq: number;
+  /** First line of the chunk in the file's text, from 1. */
+  line_start: number;
+  /** Last line, inclusive. */
+  line_end: number;
+  text: string;
+  /**
+   * PostgreSQL only: the text as full-text search reads it (Chinese segmented), from which the
+   * database derives its `tsv` column. SQLite keeps it in the `kb_chunks_fts` table instead.
+   */
+  search_text?: string;
+}
+
 /** Every table of the shared database, keyed by table name. */
 export interface DatabaseSchema {
   agents: AgentsTable;
@@ -134,4 +203,8 @@ export interface DatabaseSchema {
   thread_leases: ThreadLeasesTable;
   users: UsersTable;
   tokens: TokensTable;
+  knowledge_bases: KnowledgeBasesTable;
+  kb_files: KbFilesTable;
+  kb_file_contents: KbFileContentsTable;
+  kb_chunks: KbChunksTable;
 }

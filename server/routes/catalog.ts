@@ -12,11 +12,15 @@ const catalogSchema = z.object({
   tools: z.array(namedSchema).describe("registered tools (context.tools)"),
   skills: z.array(namedSchema).describe("installed skills (context.skills)"),
   mcp_servers: z.array(z.string()).describe("defined MCP servers (context.mcp_servers)"),
+  knowledge_bases: z
+    .array(z.object({ id: z.string(), name: z.string(), description: z.string() }))
+    .describe("knowledge bases you may read (context.knowledge_bases), new ones at once"),
 });
 
 /**
- * `/api/catalog`: what an agent's runtime config can name (models, tools, skills, MCP servers),
- * so a form can offer choices instead of free text. Process-wide, the same for every user.
+ * `/api/catalog`: what an agent's runtime config can name (models, tools, skills, MCP servers,
+ * knowledge bases), so a form can offer choices instead of free text. Process-wide, the same
+ * for every user, except the knowledge bases: those the caller may read.
  */
 export function catalogRoutes(app: FastifyInstance, runtime: Runtime): void {
   app.withTypeProvider<ZodTypeProvider>().get(
@@ -24,18 +28,25 @@ export function catalogRoutes(app: FastifyInstance, runtime: Runtime): void {
     {
       schema: {
         tags: ["agents"],
-        summary: "The models, tools, skills and MCP servers agents can be configured with",
+        summary:
+          "The models, tools, skills, MCP servers and (your) knowledge bases agents can be configured with",
         response: { 200: catalogSchema, ...errorResponses },
       },
     },
-    async () => {
+    async (request) => {
       const catalog = await runtime.catalog();
+      const knowledgeBases = await runtime.kb.list(request.uid);
       return {
         models: catalog.models,
         default_model: catalog.defaultModel,
         tools: catalog.tools,
         skills: catalog.skills,
         mcp_servers: catalog.mcpServers,
+        knowledge_bases: knowledgeBases.map(({ id, name, description }) => ({
+          id,
+          name,
+          description,
+        })),
       };
     },
   );

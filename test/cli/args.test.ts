@@ -62,6 +62,32 @@ describe("parseCommandLine", () => {
     });
   });
 
+  it("parses the kb commands, their options only where they apply", () => {
+    expect(parseCommandLine(["kb", "list"], {})).toMatchObject({ name: "kb-list" });
+    expect(
+      parseCommandLine(["kb", "create", "handbook", "--description", "rules"], {}),
+    ).toMatchObject({ name: "kb-create", kb: "handbook", description: "rules" });
+    expect(parseCommandLine(["kb", "add", "handbook", "a.pdf", "docs"], {})).toMatchObject({
+      name: "kb-add",
+      kb: "handbook",
+      paths: ["a.pdf", "docs"],
+    });
+    expect(parseCommandLine(["kb", "search", "wind", "tunnel", "--kb", "h"], {})).toMatchObject({
+      name: "kb-search",
+      query: "wind tunnel",
+      kb: "h",
+    });
+    expect(parseCommandLine(["kb", "rm", "handbook"], {})).toMatchObject({ name: "kb-rm" });
+    expect(usageError(["kb", "add", "handbook"]).message).toContain("needs files or folders");
+    expect(usageError(["kb", "list", "--kb", "x"]).message).toBe(
+      'option --kb is only for "kb search"',
+    );
+    expect(usageError(["chat", "--description", "x"]).message).toContain(
+      'option --description is only for "kb"',
+    );
+    expect(usageError(["kb", "drop"]).message).toContain('unknown subcommand "kb drop"');
+  });
+
   it("parses the skills and files commands", () => {
     expect(parseCommandLine(["skills", "add", "./s", "--replace"], {})).toMatchObject({
       name: "skills-add",
@@ -145,7 +171,7 @@ describe("parseCommandLine", () => {
       topic: "files",
     });
     expect(usageError(["help", "launch"]).message).toBe(
-      'unknown command "launch": use one of serve, studio, chat, agents, threads, skills, mcp, files, users, tokens, demo, help',
+      'unknown command "launch": use one of serve, studio, chat, agents, threads, skills, kb, mcp, files, users, tokens, demo, help',
     );
     expect(usageError(["launch", "--help"]).message).toContain('unknown command "launch"');
   });

@@ -86,6 +86,8 @@ describe("route fuzz pass", { timeout: 120_000 }, () => {
   /** Real values for each path parameter: the fuzz user's own, and the other user's. */
   const own: Record<string, string> = {};
   const foreign: Record<string, string> = {};
+  /** What the knowledge base DELETE routes get instead of `own`'s (see `beforeAll`). */
+  const doomed: Record<string, string> = {};
   let templates: Record<string, unknown>;
   let stores: SQLite.Database[] = [];
 
@@ -135,6 +137,30 @@ describe("route fuzz pass", { timeout: 120_000 }, () => {
       id: others[0]?.id ?? "",
       assistant_id: others[0]?.id ?? "",
     });
+    // A knowledge base with an indexed file for each user, so the /api/kb routes are reached
+    // past their 404s.
+    for (const [uid, ids] of [
+      ["fuzz", own],
+      ["other", foreign],
+    ] as const) {
+      const kb = await runtime.kb.create(uid, { name: `${uid}-kb`, description: "fuzzed" });
+      const [added] = await runtime.kb.addFiles(uid, kb.id, [
+        { name: "notes.md", content: Buffer.from(`# Notes of ${uid}\n\nwind tunnel data\n`) },
+      ]);
+      Object.assign(ids, {
+        kb: kb.id,
+        file_id: added?.status === "accepted" ? added.file.id : "",
+      });
+    }
+    // The deleting routes succeed on their first valid probe: they get a knowledge base and a
+    // file of their own, so the other routes keep theirs.
+    const doomedKb = await runtime.kb.create("fuzz", { name: "fuzz-doomed-kb" });
+    const [doomedFile] = await runtime.kb.addFiles("fuzz", own.kb ?? "", [
+      { name: "doomed.txt", content: Buffer.from("to be deleted\n") },
+    ]);
+    doomed.kb = doomedKb.id;
+    doomed.file_id = doomedFile?.status === "accepted" ? doomedFile.file.id : "";
+    await runtime.kb.idle();
     expect(Object.values(own).every((value) => value !== "")).toBe(true);
 
     templates = {
@@ -149,6 +175,9 @@ describe("route fuzz pass", { timeout: 120_000 }, () => {
       "POST /threads/:thread_id/runs": { assistant_id: solo.id, input: human("q") },
       "POST /threads/:thread_id/runs/stream": { assistant_id: "solo", input: human("q") },
       "POST /threads/:thread_id/runs/wait": { assistant_id: "solo", input: human("q") },
+      "POST /api/kb": { name: "fz-kb", description: "made by the fuzzer" },
+      "PUT /api/kb/:kb": { description: "changed" },
+      "POST /api/kb/search": { query: "wind tunnel", top_k: 3 },
     };
 
     await http.server.app.ready();
@@ -265,7 +294,11 @@ describe("route fuzz pass", { timeout: 120_000 }, () => {
         percentEncode(
           route.method === "DELETE" && route.path === "/threads/:thread_id"
             ? "fuzz-doomed"
-            : (own[param] ?? "x"),
+            : route.method === "DELETE" && route.path === "/api/kb/:kb"
+              ? (doomed.kb ?? "x")
+              : route.method === "DELETE" && param === "file_id"
+                ? (doomed.file_id ?? "x")
+                : (own[param] ?? "x"),
         ),
       );
     const unsupported = new Set(UNSUPPORTED_ENDPOINTS.map((e) => `${e.method} ${e.url}`));

@@ -28,6 +28,7 @@ describe("openSqliteDatabase", () => {
       "0005_runs_and_leases",
       "0006_run_runners_and_outcomes",
       "0007_run_metadata_thread_deletion",
+      "0008_knowledge_bases",
     ]);
   });
 
@@ -79,6 +80,7 @@ describe("openSqliteDatabase", () => {
         "0005_runs_and_leases",
         "0006_run_runners_and_outcomes",
         "0007_run_metadata_thread_deletion",
+        "0008_knowledge_bases",
       ]);
     } finally {
       await second.close();

@@ -77,6 +77,7 @@ describe("migration 0003_users_tokens", () => {
         "0005_runs_and_leases",
         "0006_run_runners_and_outcomes",
         "0007_run_metadata_thread_deletion",
+        "0008_knowledge_bases",
       ]);
       // 0004 gives the old thread row the default metadata.
       expect(

@@ -22,15 +22,19 @@ export function offlineEnv(): NodeJS.ProcessEnv {
 }
 
 /**
- * Runs `node --import tsx cli/main.ts …args` to completion. `killAfterMs`: SIGKILL it if it
+ * Runs `node --import tsx cli/main.ts …args` to completion, in the offline environment plus
+ * `env` (e.g. `DATABASE_URL`). `killAfterMs`: SIGKILL it if it
  * has not exited by then (a safety net for a command that could hang, never a time limit that
  * a test asserts on: the result then has `code: null`).
  */
-export function cli(args: string[], options: { killAfterMs?: number } = {}): Promise<CliResult> {
+export function cli(
+  args: string[],
+  options: { killAfterMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
       cwd: ROOT,
-      env: offlineEnv(),
+      env: { ...offlineEnv(), ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

@@ -22,6 +22,7 @@ const stored: AgentRecord = {
       model: "offline",
       system_prompt: "Be brief.",
       tools: ["read_file"],
+      knowledge_bases: ["handbook"],
       subagents: ["scout"],
       max_rounds: 4,
     },
@@ -44,6 +45,12 @@ describe("the agent form model", () => {
     // Lists left at "all" stay out of the config (the default-all rule), never become [].
     expect(payload.config_json.context).not.toHaveProperty("skills");
     expect(payload.config_json.context).not.toHaveProperty("mcp_servers");
+    expect(
+      agentPayload({ ...formValues(stored), knowledge_bases: null }).config_json.context,
+    ).not.toHaveProperty("knowledge_bases");
+    expect(
+      agentPayload({ ...formValues(stored), knowledge_bases: [] }).config_json.context,
+    ).toHaveProperty("knowledge_bases", []);
   });
 
   it("makes a create payload without subagents for a subagent, whatever was ticked", () => {

@@ -17,7 +17,7 @@ export const LIMIT_FIELDS = [
 export type LimitField = (typeof LIMIT_FIELDS)[number];
 
 /** The lists where "unset" means "all" (the design's default-all rule). */
-export const ALL_BY_DEFAULT_LISTS = ["tools", "skills", "mcp_servers"] as const;
+export const ALL_BY_DEFAULT_LISTS = ["tools", "skills", "mcp_servers", "knowledge_bases"] as const;
 export type AllByDefaultList = (typeof ALL_BY_DEFAULT_LISTS)[number];
 
 /** What the form holds. */
@@ -37,6 +37,8 @@ export interface AgentFormValues {
   tools: string[] | null;
   skills: string[] | null;
   mcp_servers: string[] | null;
+  /** Knowledge base names (`null` = every one the running user may read). */
+  knowledge_bases: string[] | null;
   subagents: string[];
   limits: Record<LimitField, string>;
 }
@@ -62,6 +64,7 @@ export function formValues(agent?: AgentRecord): AgentFormValues {
     tools: context.tools ?? null,
     skills: context.skills ?? null,
     mcp_servers: context.mcp_servers ?? null,
+    knowledge_bases: context.knowledge_bases ?? null,
     subagents: context.subagents ?? [],
     limits,
   };

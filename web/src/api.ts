@@ -33,6 +33,8 @@ export interface Catalog {
   tools: { name: string; description: string }[];
   skills: { name: string; description: string }[];
   mcp_servers: string[];
+  /** Knowledge bases the caller may read (`context.knowledge_bases` names them). */
+  knowledge_bases: { id: string; name: string; description: string }[];
 }
 
 /** A thread as `/threads` returns it. */

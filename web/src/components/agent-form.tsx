@@ -133,6 +133,7 @@ export function AgentForm(props: {
     "tools",
     "skills",
     "mcp_servers",
+    "knowledge_bases",
     "subagents",
     ...LIMIT_FIELDS,
   ]);
@@ -252,6 +253,17 @@ export function AgentForm(props: {
           values={values}
           onChange={set}
           error={fieldError("mcp_servers")}
+        />
+        <ChoiceList
+          legend="Knowledge bases"
+          list="knowledge_bases"
+          items={catalog?.knowledge_bases.map((kb) => ({
+            name: kb.name,
+            title: kb.description || kb.name,
+          }))}
+          values={values}
+          onChange={set}
+          error={fieldError("knowledge_bases")}
         />
         {isChatAgent && (
           <fieldset>

@@ -1,0 +1,296 @@
+/**
+ * Files of knowledge bases and their ingest state, in the shared database. The uploaded bytes
+ * are stored with the file, so a file queued when a process stops is indexed by the next one,
+ * and the state a client reads (`queued`, `indexing`, `indexed`, `error`) is the store's, never
+ * a process's memory. Visibility is the caller's business (`KnowledgeBases`): this class is
+ * handed knowledge base ids already checked.
+ */
+
+import { createHash, randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import type { Database } from "../store/database.js";
+import { clockOf, type RepositoryOptions } from "../store/repository-options.js";
+import type { DatabaseSchema } from "../store/schema.js";
+import { isUniqueViolation } from "../store/sql-errors.js";
+import type { FileFormat } from "./formats.js";
+import { deleteChunksWhere, insertChunks, type NewChunk } from "./fts.js";
+import { fromFileRow } from "./rows.js";
+import type { KbFileRecord } from "./schema.js";
+
+/** A file claimed for indexing, with what the indexer needs. */
+export interface ClaimedFile {
+  file: KbFileRecord;
+  content: Uint8Array;
+}
+
+/** The result of {@link KbFileStore.add}: the file, and whether this call stored it. */
+export interface AddedFile {
+  file: KbFileRecord;
+  /** False when the knowledge base already had a file with the same bytes (nothing changed). */
+  created: boolean;
+}
+
+/** Reads and writes `kb_files`, `kb_file_contents` and (through `fts.ts`) `kb_chunks`. */
+export class KbFileStore {
+  readonly #db: Kysely<DatabaseSchema>;
+  readonly #database: Database;
+  readonly #now: () => Date;
+
+  constructor(database: Database, options: RepositoryOptions = {}) {
+    this.#database = database;
+    this.#db = database.db;
+    this.#now = clockOf(options);
+  }
+
+  /**
+   * Stores a file as `queued`, or returns the knowledge base's file with the same bytes
+   * (whatever its name or status) without changing anything.
+   */
+  async add(
+    kbId: string,
+    name: string,
+    format: FileFormat,
+    content: Uint8Array,
+  ): Promise<AddedFile> {
+    const hash = createHash("sha256").update(content).digest("hex");
+    const existing = await this.#byHash(kbId, hash);
+    if (existing) return { file: existing, created: false };
+    const now = this.#now().toISOString();
+    const row = {
+      id: randomUUID(),
+      kb_id: kbId,
+      name,
+      content_hash: hash,
+      bytes: content.length,
+      format,
+      status: "queued",
+      error: null,
+      lease_until: null,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.#db.transaction().execute(async (trx) => {
+        await trx.insertInto("kb_files").values(row).execute();
+        await trx
+          .insertInto("kb_file_contents")
+          .values({ file_id: row.id, content: Buffer.from(content).toString("base64"), text: null })
+          .execute();
+      });
+    } catch (error) {
+      // Another upload of the same bytes won the race: that one is the file.
+      const raced = isUniqueViolation(error) ? await this.#byHash(kbId, hash) : undefined;
+      if (raced) return { file: raced, created: false };
+      throw error;
+    }
+    return { file: { ...row, status: "queued", chunk_count: 0, line_count: 0 }, created: true };
+  }
+
+  /** The files of a knowledge base, oldest first. */
+  async list(kbId: string): Promise<KbFileRecord[]> {
+    const rows = await this.#db
+      .selectFrom("kb_files")
+      .selectAll()
+      .where("kb_id", "=", kbId)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    return rows.map(fromFileRow);
+  }
+
+  /** Files of these knowledge bases, by id, for naming search hits. */
+  async byIds(ids: readonly string[]): Promise<Map<string, KbFileRecord>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.#db
+      .selectFrom("kb_files")
+      .selectAll()
+      .where("id", "in", [...new Set(ids)])
+      .execute();
+    return new Map(rows.map((row) => [row.id, fromFileRow(row)]));
+  }
+
+  /** The file `fileId` of knowledge base `kbId`, or undefined. */
+  async get(kbId: string, fileId: string): Promise<KbFileRecord | undefined> {
+    const row = await this.#db
+      .selectFrom("kb_files")
+      .selectAll()
+      .where("kb_id", "=", kbId)
+      .where("id", "=", fileId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : fromFileRow(row);
+  }
+
+  /** Ids of the files of these knowledge bases whose name is `name`. */
+  async idsByName(kbIds: readonly string[], name: string): Promise<string[]> {
+    if (kbIds.length === 0) return [];
+    const rows = await this.#db
+      .selectFrom("kb_files")
+      .select("id")
+      .where("kb_id", "in", [...kbIds])
+      .where("name", "=", name)
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
+  /** The extracted text of an indexed file, or undefined before it is parsed. */
+  async text(fileId: string): Promise<string | undefined> {
+    const row = await this.#db
+      .selectFrom("kb_file_contents")
+      .select("text")
+      .where("file_id", "=", fileId)
+      .executeTakeFirst();
+    return row?.text ?? undefined;
+  }
+
+  /** Deletes a file with its bytes and chunks; false when there was none. */
+  async delete(kbId: string, fileId: string): Promise<boolean> {
+    return this.#db.transaction().execute(async (trx) => {
+      const found = await trx
+        .selectFrom("kb_files")
+        .select("id")
+        .where("kb_id", "=", kbId)
+        .where("id", "=", fileId)
+        .executeTakeFirst();
+      if (!found) return false;
+      await deleteChunksWhere(trx, this.#database.dialect, { fileId });
+      await trx.deleteFrom("kb_file_contents").where("file_id", "=", fileId).execute();
+      await trx.deleteFrom("kb_files").where("id", "=", fileId).execute();
+      return true;
+    });
+  }
+
+  /**
+   * Claims the oldest file waiting for indexing: `queued`, or `indexing` with a lapsed lease
+   * (its process died). The conditional update makes each file one process's, also when several
+   * share the database.
+   */
+  async claimNext(leaseMs: number): Promise<ClaimedFile | undefined> {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const now = this.#now();
+      const nowText = now.toISOString();
+      const candidate = await this.#db
+        .selectFrom("kb_files")
+        .select(["id", "status", "lease_until"])
+        .where((eb) =>
+          eb.or([
+            eb("status", "=", "queued"),
+            eb.and([eb("status", "=", "indexing"), eb("lease_until", "<", nowText)]),
+          ]),
+        )
+        .orderBy("created_at")
+        .orderBy("id")
+        .limit(1)
+        .executeTakeFirst();
+      if (!candidate) return undefined;
+      const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
+      const result = await this.#db
+        .updateTable("kb_files")
+        .set({ status: "indexing", lease_until: leaseUntil, error: null, updated_at: nowText })
+        .where("id", "=", candidate.id)
+        .where("status", "=", candidate.status)
+        .where((eb) =>
+          candidate.lease_until === null
+            ? eb("lease_until", "is", null)
+            : eb("lease_until", "=", candidate.lease_until),
+        )
+        .executeTakeFirst();
+      if (result.numUpdatedRows !== 1n) continue;
+      const row = await this.#db
+        .selectFrom("kb_files")
+        .innerJoin("kb_file_contents", "kb_file_contents.file_id", "kb_files.id")
+        .selectAll("kb_files")
+        .select("kb_file_contents.content")
+        .where("kb_files.id", "=", candidate.id)
+        .executeTakeFirst();
+      if (!row) continue;
+      const { content, ...file } = row;
+      return { file: fromFileRow(file), content: Buffer.from(content, "base64") };
+    }
+    return undefined;
+  }
+
+  /** Extends the lease of a file being indexed; false when it is no longer this indexer's. */
+  async renewLease(fileId: string, leaseMs: number): Promise<boolean> {
+    const now = this.#now();
+    const result = await this.#db
+      .updateTable("kb_files")
+      .set({ lease_until: new Date(now.getTime() + leaseMs).toISOString() })
+      .where("id", "=", fileId)
+      .where("status", "=", "indexing")
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
+  }
+
+  /** Starts a file's index afresh: its old chunks go, its extracted text is stored. */
+  async beginIndex(fileId: string, text: string): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await deleteChunksWhere(trx, this.#database.dialect, { fileId });
+      await trx
+        .updateTable("kb_file_contents")
+        .set({ text })
+        .where("file_id", "=", fileId)
+        .execute();
+    });
+  }
+
+  /** Adds one batch of a file's chunks (search shows them once the file is `indexed`). */
+  async addChunks(chunks: readonly NewChunk[]): Promise<void> {
+    await this.#db
+      .transaction()
+      .execute((trx) => insertChunks(trx, this.#database.dialect, chunks));
+  }
+
+  /** Marks a file searchable. */
+  async markIndexed(fileId: string, counts: { chunks: number; lines: number }): Promise<void> {
+    await this.#db
+      .updateTable("kb_files")
+      .set({
+        status: "indexed",
+        chunk_count: counts.chunks,
+        line_count: counts.lines,
+        error: null,
+        lease_until: null,
+        updated_at: this.#now().toISOString(),
+      })
+      .where("id", "=", fileId)
+      .execute();
+  }
+
+  /** Marks a file failed, keeping why; its chunks (if any were written) are removed. */
+  async markError(fileId: string, message: string): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await deleteChunksWhere(trx, this.#database.dialect, { fileId });
+      await trx
+        .updateTable("kb_files")
+        .set({
+          status: "error",
+          error: message,
+          chunk_count: 0,
+          lease_until: null,
+          updated_at: this.#now().toISOString(),
+        })
+        .where("id", "=", fileId)
+        .execute();
+    });
+  }
+
+  /** Puts a file this process was indexing back in the queue (a graceful stop). */
+  async requeue(fileId: string): Promise<void> {
+    await this.#db
+      .updateTable("kb_files")
+      .set({ status: "queued", lease_until: null, updated_at: this.#now().toISOString() })
+      .where("id", "=", fileId)
+      .where("status", "=", "indexing")
+      .execute();
+  }
+
+  async #byHash(kbId: string, hash: string): Promise<KbFileRecord | undefined> {
+    const row = await this.#db
+      .selectFrom("kb_files")
+      .selectAll()
+      .where("kb_id", "=", kbId)
+      .where("content_hash", "=", hash)
+      .executeTakeFirst();
+    return row === undefined ? undefined : fromFileRow(row);
+  }
+}
