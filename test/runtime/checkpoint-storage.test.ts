@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import { createRuntime, type Runtime, type RuntimeOptions } from "../../runtime.js";
+import { sqliteCheckpointBytes } from "../support/checkpoint-bytes.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
 
 /**
@@ -43,30 +44,12 @@ describe("checkpoint storage", () => {
     await runtime.close();
   }
 
-  /** Bytes the saver holds (checkpoints, their metadata and the writes), read from its file. */
-  function storedBytes(dir: string): number {
-    const db = new Database(join(dir, "checkpoints.sqlite"), { readonly: true });
-    try {
-      // The saver makes its tables on its first write.
-      if (!db.prepare("select 1 from sqlite_master where name = 'checkpoints'").get()) return 0;
-      const row = db
-        .prepare(
-          `select (select coalesce(sum(length(checkpoint) + length(metadata)), 0) from checkpoints)
-                + (select coalesce(sum(length(value)), 0) from writes) as bytes`,
-        )
-        .get() as { bytes: number };
-      return row.bytes;
-    } finally {
-      db.close();
-    }
-  }
-
   /** Runs `turns` turns on thread `t`, returning the stored bytes after each. */
   async function converse(runtime: Runtime, dir: string, turns: number): Promise<number[]> {
-    const after: number[] = [storedBytes(dir)];
+    const after: number[] = [sqliteCheckpointBytes(dir)];
     for (let turn = 1; turn <= turns; turn += 1) {
       await runtime.run({ uid: "alice", threadId: "t", input: `question number ${turn}` });
-      after.push(storedBytes(dir));
+      after.push(sqliteCheckpointBytes(dir));
     }
     return after;
   }

@@ -10,10 +10,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import pg from "pg";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { createRuntime, type Runtime } from "../../runtime.js";
+import { sqliteCheckpointBytes } from "../support/checkpoint-bytes.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
 
@@ -23,25 +23,6 @@ const TIMEOUT_MS = 120_000;
 
 /** Bytes of every row of the saver's tables, read from the database itself. */
 type Measure = () => Promise<number>;
-
-function sqliteBytes(dataDir: string): Measure {
-  return async () => {
-    const db = new Database(join(dataDir, "checkpoints.sqlite"), { readonly: true });
-    try {
-      // The saver makes its tables on its first write.
-      if (!db.prepare("select 1 from sqlite_master where name = 'checkpoints'").get()) return 0;
-      const row = db
-        .prepare(
-          `select (select coalesce(sum(length(checkpoint) + length(metadata)), 0) from checkpoints)
-                + (select coalesce(sum(length(value)), 0) from writes) as bytes`,
-        )
-        .get() as { bytes: number };
-      return row.bytes;
-    } finally {
-      db.close();
-    }
-  };
-}
 
 function postgresBytes(url: string): Measure {
   return async () => {
@@ -109,7 +90,7 @@ describe("checkpoint bytes per turn stay flat", () => {
     "on the embedded SQLite default",
     async () => {
       const { runtime, dataDir } = await open({});
-      await expectFlat(runtime, sqliteBytes(dataDir));
+      await expectFlat(runtime, async () => sqliteCheckpointBytes(dataDir));
     },
     TIMEOUT_MS,
   );
