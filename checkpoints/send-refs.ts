@@ -23,8 +23,9 @@ import { type ChannelReducers, readChannelValues } from "./delta-read.js";
  * - a `__pregel_tasks` write of task T on checkpoint P: `args[k]` = P's value of `k` with T's own
  *   writes to `k` (in this `putWrites` batch) applied, which is what LangGraph's branch reader
  *   (`ChannelRead` with fresh = true, `_localRead`) gave the router;
- * - a packet in a checkpoint C's `__pregel_tasks` value: the whole packet is byte-equal to the
- *   n-th `__pregel_tasks` write of task T on C's parent, stored as {@link WRITE_REF}.
+ * - a packet in a checkpoint C's `__pregel_tasks` value: the packet is byte-equal to the n-th
+ *   `__pregel_tasks` write of task T on C's parent up to args that are `undefined` and the order
+ *   of its args (see `packetBytes`), stored as {@link WRITE_REF} with its own key list.
  * Anything not proven equal is stored inline, as the stock saver stores it, so a wrong guess
  * costs bytes, never correctness. The proof is only as good as the read being deterministic:
  * the recomputation uses the same reducers on the same stored rows at write and read time.
