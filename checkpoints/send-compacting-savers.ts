@@ -42,6 +42,11 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
     return this.refs.stats;
   }
 
+  /** See {@link SendRefs.threadSettled}. */
+  threadSettled(threadId: string): Promise<void> {
+    return this.refs.threadSettled(threadId);
+  }
+
   override async putWrites(
     config: RunnableConfig,
     writes: PendingWrite[],
@@ -117,6 +122,11 @@ export class SendCompactingPostgresSaver extends ForkSafePostgresSaver {
 
   get stats(): SendRefStats {
     return this.refs.stats;
+  }
+
+  /** See {@link SendRefs.threadSettled}. */
+  threadSettled(threadId: string): Promise<void> {
+    return this.refs.threadSettled(threadId);
   }
 
   override async putWrites(

@@ -191,6 +191,23 @@ export class SendRefs {
     return running;
   }
 
+  /**
+   * Waits for this saver's `put`s and `putWrites` still running on `threadId` (its root
+   * namespace and subgraphs'). An aborted run rejects while the writes of tasks that finished
+   * just before are still being stored; code that reads the thread next (the cancellation repair)
+   * must see them, or it answers a finished call a second time.
+   */
+  async threadSettled(threadId: string): Promise<void> {
+    const prefix = `${threadId}\0`;
+    for (let round = 0; round < 10; round += 1) {
+      const running = [...this.runningPuts, ...this.runningWrites]
+        .filter(([key]) => key.startsWith(prefix))
+        .flatMap(([, set]) => [...set]);
+      if (running.length === 0) return;
+      await Promise.allSettled(running);
+    }
+  }
+
   /** Waits until a `put` of `key` has run (started before or within {@link PUT_WAIT_MS}). */
   private async putDone(key: string): Promise<void> {
     if (this.runningPuts.has(key)) {

@@ -9,6 +9,11 @@ import { firstCheckpointTime, readThreadState } from "./thread-state.js";
 
 const CANCELLED = "cancelled with the parent run";
 
+/** A saver that can wait for its writes in flight on a thread (our SQLite and PostgreSQL ones). */
+interface SettlingSaver {
+  threadSettled(threadId: string): Promise<void>;
+}
+
 /**
  * Makes a thread usable again after its run was cancelled mid-turn.
  *
@@ -29,6 +34,9 @@ export async function repairCancelledTurn(
   runStartedAt: string,
 ): Promise<number> {
   const config = { configurable: { thread_id: threadId } };
+  // The aborted run may still be storing the answers of calls that finished just before it
+  // stopped (checkpoints/send-refs.ts): read after them, or they would be answered twice.
+  await (saver as Partial<SettlingSaver>).threadSettled?.(threadId);
   const state = await graph.getState(config);
   const messages = messagesOf(state.values);
   const turn = lastToolCallingTurn(messages);
