@@ -34,12 +34,6 @@ const STATE_REF = "__send_state_ref_v1";
 const WRITE_REF = "__send_write_ref_v1";
 /** Parents whose packets are remembered for `put`; a checkpoint follows its writes closely. */
 const CACHE_PARENTS = 64;
-/**
- * Serialized size (base64 of the serializer's bytes) below which a state value stays inline in
- * its packet: a short thread's packets cost less than the parent-state read that proves a
- * reference (bench/README.md, "Delegation cost levers").
- */
-const MIN_REF_BYTES = 2_048;
 /** Longest a task's writes wait for their checkpoint's `put` to start before going inline. */
 const PUT_WAIT_MS = 2_000;
 
@@ -264,15 +258,9 @@ export class SendRefs {
         recent.push({ taskId, n: index, bytes: await this.packetBytes(value) });
       }
       const args = value.args as Record<string, unknown> | undefined;
-      // Small values stay inline: proving a reference reads the parent's state, which costs more
-      // than the bytes it saves while a thread is short.
-      const sized = new Map<string, string>();
-      for (const key of Object.keys(this.reducers)) {
-        if (!args || typeof args !== "object" || !Array.isArray(args[key])) continue;
-        const bytes = await this.bytes(args[key]);
-        if (bytes.length >= MIN_REF_BYTES) sized.set(key, bytes);
-      }
-      const keys = [...sized.keys()];
+      const keys = Object.keys(this.reducers).filter(
+        (k) => args && typeof args === "object" && Array.isArray(args[k]),
+      );
       if (!args || keys.length === 0) {
         out.push([channel, value]);
         continue;
@@ -298,7 +286,7 @@ export class SendRefs {
           writes.filter(([ch]) => ch === key).map(([, v]) => this.roundTrip(v)),
         );
         const expected = this.withTaskWrites(key, base, own);
-        if ((await this.bytes(expected)) === sized.get(key)) {
+        if ((await this.bytes(expected)) === (await this.bytes(args[key]))) {
           newArgs[key] = { [STATE_REF]: 1 };
           this.stats.stateRefs++;
         } else {

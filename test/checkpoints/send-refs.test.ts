@@ -107,8 +107,7 @@ async function run(saver: BaseCheckpointSaver, failOnce = { armed: false }) {
   });
   const config = { configurable: { thread_id: "t" } };
   for (let t = 0; t < TURNS; t++) {
-    // ~2.4 KB a question: every packet's messages are past the size below which they stay inline.
-    await agent.invoke({ messages: [new HumanMessage(`turn ${t} `.repeat(300))] } as never, config);
+    await agent.invoke({ messages: [new HumanMessage(`turn ${t} `.repeat(40))] } as never, config);
     const paused = await agent.graph.getState(config);
     if (paused.next.length > 0) {
       failOnce.armed = true;
