@@ -41,12 +41,7 @@ export async function repairCancelledTurn(
   const messages = messagesOf(state.values);
   const turn = lastToolCallingTurn(messages);
   if (!turn) return 0;
-  const answered = new Set(
-    messages
-      .slice(turn.index + 1)
-      .filter((message) => message.getType() === "tool")
-      .map((message) => (message as ToolMessage).tool_call_id),
-  );
+  const answered = answeredCalls(messages, turn.index);
   const unanswered = (turn.message.tool_calls ?? []).filter(
     (call) => call.id !== undefined && !answered.has(call.id),
   );
@@ -103,11 +98,30 @@ export async function repairCancelledTurn(
       }),
     );
   }
+  // Reading the children above takes time, in which a call that finished just before the cancel
+  // can still get its answer stored: answer only the calls still unanswered now.
+  await (saver as Partial<SettlingSaver>).threadSettled?.(threadId);
+  const now = answeredCalls(messagesOf((await graph.getState(config)).values), turn.index);
+  const stillOpen = toolMessages.filter((message) => !now.has(message.tool_call_id));
+  if (stillOpen.length === 0) return 0;
+  const openRuns = runs.filter((run) => !now.has(run.id));
   await graph.updateState(
     config,
-    runs.length > 0 ? { messages: toolMessages, subagent_runs: runs } : { messages: toolMessages },
+    openRuns.length > 0
+      ? { messages: stillOpen, subagent_runs: openRuns }
+      : { messages: stillOpen },
   );
-  return toolMessages.length;
+  return stillOpen.length;
+}
+
+/** The ids of the tool calls answered after the message at `turnIndex`. */
+function answeredCalls(messages: BaseMessage[], turnIndex: number): Set<string> {
+  return new Set(
+    messages
+      .slice(turnIndex + 1)
+      .filter((message) => message.getType() === "tool")
+      .map((message) => (message as ToolMessage).tool_call_id),
+  );
 }
 
 function messagesOf(values: unknown): BaseMessage[] {
