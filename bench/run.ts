@@ -1,7 +1,9 @@
 /**
- * `npm run bench [-- --quick] [-- --only dispatch,parallel]`: runs the scenarios, each in a fresh
- * process of its own (so one scenario's heap, JIT state or RSS never colours the next), prints
- * their tables and the targets, and writes `bench/results/latest.json`.
+ * `npm run bench [-- --quick] [-- --only dispatch,parallel] [-- --check]`: runs the scenarios,
+ * each in a fresh process of its own (so one scenario's heap, JIT state or RSS never colours the
+ * next), prints their tables and the targets, and writes `bench/results/latest.json`. With
+ * `--check` it exits 1 when a target of the scenarios run is missed (a re-check for anyone's
+ * machine; never part of `npm test`, which asserts no timing).
  */
 import { fork } from "node:child_process";
 import { setMaxListeners } from "node:events";
@@ -51,6 +53,8 @@ const PACKAGES = [
 
 interface Args {
   quick: boolean;
+  /** Exit non-zero when a target is missed. */
+  check: boolean;
   only: Set<string> | undefined;
   /** Internal: run this one scenario and send its result to the parent process. */
   scenario: string | undefined;
@@ -64,10 +68,11 @@ type ScenarioMessage =
 const SCENARIO_FLAG = "--scenario-process";
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { quick: false, only: undefined, scenario: undefined };
+  const args: Args = { quick: false, check: false, only: undefined, scenario: undefined };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     if (arg === "--quick") args.quick = true;
+    else if (arg === "--check") args.check = true;
     else if (arg === SCENARIO_FLAG) args.scenario = argv[++i];
     else if (arg === "--only" || arg?.startsWith("--only=")) {
       const value = arg === "--only" ? argv[++i] : arg.slice("--only=".length);
@@ -86,7 +91,7 @@ function parseArgs(argv: string[]): Args {
 function usage(error?: string): never {
   if (error) console.error(`bench: ${error}`);
   console.error(
-    `usage: npm run bench -- [--quick] [--only ${SCENARIOS.map((s) => s.name).join("|")}[,…]]`,
+    `usage: npm run bench -- [--quick] [--check] [--only ${SCENARIOS.map((s) => s.name).join("|")}[,…]]`,
   );
   process.exit(error ? 2 : 0);
 }
@@ -220,6 +225,14 @@ async function main(): Promise<void> {
   );
   console.log(`wrote ${out}`);
   if (failed) process.exitCode = 1;
+  const missed = allTargets.filter((check) => check.met === false);
+  if (args.check && missed.length > 0) {
+    console.error(`bench --check: ${missed.length} of ${allTargets.length} targets missed:`);
+    for (const check of missed) console.error(`- ${check.target}: ${check.detail}`);
+    process.exitCode = 1;
+  } else if (args.check && !failed) {
+    console.log(`bench --check: every measured target met (${allTargets.length})`);
+  }
 }
 
 await main();

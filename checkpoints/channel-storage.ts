@@ -10,6 +10,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { ForkSafePostgresSaver } from "./postgres-saver.js";
+import { SendCompactingMemorySaver } from "./send-compacting-savers.js";
 import { DeltaHistorySqliteSaver } from "./sqlite-saver.js";
 
 /**
@@ -58,7 +59,7 @@ export function checkStorageOptions(
   if (kind !== undefined && kind !== "delta" && kind !== "full") {
     throw new SubagentGraphError(
       ErrorCode.Validation,
-      `checkpointStorage ${JSON.stringify(kind)} is not a storage: use "delta" (linear, the default on the SQLite and PostgreSQL savers) or "full" (LangGraph's stock storage)`,
+      `checkpointStorage ${JSON.stringify(kind)} is not a storage: use "delta" (linear, the default on our savers) or "full" (LangGraph's stock storage)`,
       { field: "checkpointStorage" },
     );
   }
@@ -77,19 +78,22 @@ export function checkStorageOptions(
 }
 
 /**
- * The storage a runtime uses: the one asked for, else `"delta"` on the savers that rebuild a
- * delta channel in one query (ours for SQLite and PostgreSQL) and `"full"` elsewhere. The
- * memory saver and LangGraph servers' savers rebuild it by reading every ancestor checkpoint,
- * which the bench measured at 10× the full storage's time per turn by turn 50.
+ * The storage a runtime uses: the one asked for, else `"delta"` on our savers (SQLite and
+ * PostgreSQL rebuild a delta channel in one query; all three store `Send` packets by reference)
+ * and `"full"` on a saver passed in. A stock saver (a LangGraph server's, a plain `MemorySaver`)
+ * stores each step's `Send` packets whole, and its delta read deserializes every ancestor
+ * checkpoint: the bench measured delta there at 10× the full storage's time per turn by turn 50.
  */
 export function resolveChannelStorage(
   requested: RequestedStorage = checkStorageOptions(undefined),
   saver?: BaseCheckpointSaver,
 ): ChannelStorage {
-  const rebuildsInOneQuery =
-    saver instanceof DeltaHistorySqliteSaver || saver instanceof ForkSafePostgresSaver;
+  const ours =
+    saver instanceof DeltaHistorySqliteSaver ||
+    saver instanceof ForkSafePostgresSaver ||
+    saver instanceof SendCompactingMemorySaver;
   return {
-    kind: requested.kind ?? (rebuildsInOneQuery ? "delta" : "full"),
+    kind: requested.kind ?? (ours ? "delta" : "full"),
     snapshotFrequency: requested.snapshotFrequency,
   };
 }

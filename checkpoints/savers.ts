@@ -1,11 +1,11 @@
 import { dirname } from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { makeDirectorySync } from "../util/make-directory.js";
 import type { ChannelReducers } from "./delta-read.js";
 import type { ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
 import {
+  SendCompactingMemorySaver,
   SendCompactingPostgresSaver,
   SendCompactingSqliteSaver,
 } from "./send-compacting-savers.js";
@@ -26,7 +26,7 @@ export interface ManagedSaver {
  * created) with a {@link SendCompactingSqliteSaver} (the stock SQLite saver and its schema, with
  * one-query `DeltaChannel` reads, and createAgent's `Send` packets stored with their `messages`
  * by reference, see `send-refs.ts`); `memory` keeps them in this process only (tests, throwaway
- * runs); `postgres` connects to the database URL `target` (see {@link openPostgresSaver}) and
+ * runs) with a {@link SendCompactingMemorySaver}; `postgres` connects to the database URL `target` (see {@link openPostgresSaver}) and
  * is async. `sendRefReducers` are the state channels stored by reference in `Send` packets, with
  * the reducers that rebuild them (default: `messages`).
  */
@@ -46,7 +46,7 @@ export function openSaver(
   sendRefReducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS,
 ): ManagedSaver | Promise<ManagedSaver> {
   if (kind === "memory") {
-    return { saver: new MemorySaver(), kind, close: async () => {} };
+    return { saver: new SendCompactingMemorySaver(sendRefReducers), kind, close: async () => {} };
   }
   if (target === undefined) {
     throw new SubagentGraphError(

@@ -1,12 +1,14 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type {
-  ChannelVersions,
-  Checkpoint,
-  CheckpointListOptions,
-  CheckpointMetadata,
-  CheckpointTuple,
-  PendingWrite,
-  SerializerProtocol,
+import {
+  type BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  MemorySaver,
+  type PendingWrite,
+  type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import type pg from "pg";
@@ -15,20 +17,110 @@ import { ForkSafePostgresSaver, type ForkSafePostgresSaverOpenOptions } from "./
 import { DEFAULT_SEND_REF_REDUCERS, type SendRefStats, SendRefs } from "./send-refs.js";
 import { DeltaHistorySqliteSaver } from "./sqlite-saver.js";
 
-/** {@link DeltaHistorySqliteSaver} storing `Send` packets' state by reference ({@link SendRefs}). */
-export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
-  private readonly refs: SendRefs;
+type Wrapped = "put" | "putWrites" | "getTuple" | "list";
+/** A saver's public members, none abstract (the mixin calls them through `super`). */
+interface ConcreteSaver
+  extends Omit<{ [K in keyof BaseCheckpointSaver]: BaseCheckpointSaver[K] }, Wrapped> {
+  put(...args: Parameters<BaseCheckpointSaver["put"]>): ReturnType<BaseCheckpointSaver["put"]>;
+  putWrites(
+    ...args: Parameters<BaseCheckpointSaver["putWrites"]>
+  ): ReturnType<BaseCheckpointSaver["putWrites"]>;
+  getTuple(
+    ...args: Parameters<BaseCheckpointSaver["getTuple"]>
+  ): ReturnType<BaseCheckpointSaver["getTuple"]>;
+  list(...args: Parameters<BaseCheckpointSaver["list"]>): ReturnType<BaseCheckpointSaver["list"]>;
+}
+// biome-ignore lint/suspicious/noExplicitAny: a mixin's base constructor takes any arguments.
+type SaverConstructor = new (...args: any[]) => ConcreteSaver;
 
+/**
+ * `Base` storing `Send` packets' state by reference ({@link SendRefs}): the overrides wrap the
+ * base's own `putWrites`, `put`, `getTuple` and `list`, so each saver keeps its storage and its
+ * delta read. A subclass gives its reducers with {@link useSendRefReducers} in its constructor.
+ */
+function withSendRefs<TBase extends SaverConstructor>(Base: TBase) {
+  return class SendCompacting extends Base {
+    /** The compaction; public only because a mixin's members cannot be private. */
+    sendRefs: SendRefs = this.makeSendRefs(DEFAULT_SEND_REF_REDUCERS);
+
+    /** Compacts (and rehydrates) the channels of `reducers` instead of the default `messages`. */
+    useSendRefReducers(reducers: ChannelReducers): void {
+      this.sendRefs = this.makeSendRefs(reducers);
+    }
+
+    makeSendRefs(reducers: ChannelReducers): SendRefs {
+      return new SendRefs(
+        {
+          saver: this as unknown as BaseCheckpointSaver,
+          rawGetTuple: (config) => Base.prototype.getTuple.call(this, config),
+          getTuple: (config) => this.getTuple(config),
+        },
+        reducers,
+      );
+    }
+
+    get stats(): SendRefStats {
+      return this.sendRefs.stats;
+    }
+
+    /** See {@link SendRefs.threadSettled}. */
+    threadSettled(threadId: string): Promise<void> {
+      return this.sendRefs.threadSettled(threadId);
+    }
+
+    override async putWrites(
+      config: RunnableConfig,
+      writes: PendingWrite[],
+      taskId: string,
+      taskPath = "",
+    ): Promise<void> {
+      const store = async () =>
+        super.putWrites(
+          config,
+          await this.sendRefs.compactWrites(config, writes, taskId),
+          taskId,
+          taskPath,
+        );
+      return this.sendRefs.track("writes", SendRefs.key(config), store());
+    }
+
+    override async put(
+      config: RunnableConfig,
+      checkpoint: Checkpoint,
+      metadata: CheckpointMetadata,
+      newVersions: ChannelVersions,
+    ): Promise<RunnableConfig> {
+      const store = async () =>
+        super.put(
+          config,
+          await this.sendRefs.compactCheckpoint(config, checkpoint),
+          metadata,
+          newVersions,
+        );
+      return this.sendRefs.track("put", SendRefs.key(config, checkpoint.id), store());
+    }
+
+    override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+      const tuple = await super.getTuple(config);
+      return tuple ? this.sendRefs.rehydrate(tuple) : tuple;
+    }
+
+    override async *list(
+      config: RunnableConfig,
+      options?: CheckpointListOptions,
+    ): AsyncGenerator<CheckpointTuple> {
+      for await (const tuple of super.list(config, options)) {
+        yield await this.sendRefs.rehydrate(tuple);
+      }
+    }
+  };
+}
+
+/** {@link DeltaHistorySqliteSaver} storing `Send` packets' state by reference ({@link SendRefs}). */
+export class SendCompactingSqliteSaver extends withSendRefs(DeltaHistorySqliteSaver) {
   constructor(db: Database.Database, reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS) {
     super(db);
-    this.refs = new SendRefs(
-      {
-        saver: this,
-        rawGetTuple: (config) => super.getTuple(config),
-        getTuple: (config) => this.getTuple(config),
-      },
-      reducers,
-    );
+    this.useSendRefReducers(reducers);
   }
 
   static override fromConnString(
@@ -37,59 +129,10 @@ export class SendCompactingSqliteSaver extends DeltaHistorySqliteSaver {
   ): SendCompactingSqliteSaver {
     return new SendCompactingSqliteSaver(new Database(path), reducers);
   }
-
-  get stats(): SendRefStats {
-    return this.refs.stats;
-  }
-
-  /** See {@link SendRefs.threadSettled}. */
-  threadSettled(threadId: string): Promise<void> {
-    return this.refs.threadSettled(threadId);
-  }
-
-  override async putWrites(
-    config: RunnableConfig,
-    writes: PendingWrite[],
-    taskId: string,
-    taskPath = "",
-  ): Promise<void> {
-    const store = async () =>
-      super.putWrites(
-        config,
-        await this.refs.compactWrites(config, writes, taskId),
-        taskId,
-        taskPath,
-      );
-    return this.refs.track("writes", SendRefs.key(config), store());
-  }
-
-  override async put(
-    config: RunnableConfig,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-  ): Promise<RunnableConfig> {
-    const store = async () =>
-      super.put(config, await this.refs.compactCheckpoint(config, checkpoint), metadata);
-    return this.refs.track("put", SendRefs.key(config, checkpoint.id), store());
-  }
-
-  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    const tuple = await super.getTuple(config);
-    return tuple ? this.refs.rehydrate(tuple) : tuple;
-  }
-
-  override async *list(
-    config: RunnableConfig,
-    options?: CheckpointListOptions,
-  ): AsyncGenerator<CheckpointTuple> {
-    for await (const tuple of super.list(config, options)) yield await this.refs.rehydrate(tuple);
-  }
 }
 
 /** {@link ForkSafePostgresSaver} storing `Send` packets' state by reference ({@link SendRefs}). */
-export class SendCompactingPostgresSaver extends ForkSafePostgresSaver {
-  private readonly refs: SendRefs;
-
+export class SendCompactingPostgresSaver extends withSendRefs(ForkSafePostgresSaver) {
   constructor(
     pool: pg.Pool,
     serde?: SerializerProtocol,
@@ -97,14 +140,7 @@ export class SendCompactingPostgresSaver extends ForkSafePostgresSaver {
     reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS,
   ) {
     super(pool, serde, options);
-    this.refs = new SendRefs(
-      {
-        saver: this,
-        rawGetTuple: (config) => super.getTuple(config),
-        getTuple: (config) => this.getTuple(config),
-      },
-      reducers,
-    );
+    this.useSendRefReducers(reducers);
   }
 
   /** As {@link ForkSafePostgresSaver.open}, building this class. */
@@ -119,57 +155,17 @@ export class SendCompactingPostgresSaver extends ForkSafePostgresSaver {
       (pool, schema) => new SendCompactingPostgresSaver(pool, undefined, schema, reducers),
     );
   }
+}
 
-  get stats(): SendRefStats {
-    return this.refs.stats;
-  }
-
-  /** See {@link SendRefs.threadSettled}. */
-  threadSettled(threadId: string): Promise<void> {
-    return this.refs.threadSettled(threadId);
-  }
-
-  override async putWrites(
-    config: RunnableConfig,
-    writes: PendingWrite[],
-    taskId: string,
-    taskPath = "",
-  ): Promise<void> {
-    const store = async () =>
-      super.putWrites(
-        config,
-        await this.refs.compactWrites(config, writes, taskId),
-        taskId,
-        taskPath,
-      );
-    return this.refs.track("writes", SendRefs.key(config), store());
-  }
-
-  override async put(
-    config: RunnableConfig,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-    newVersions: ChannelVersions,
-  ): Promise<RunnableConfig> {
-    const store = async () =>
-      super.put(
-        config,
-        await this.refs.compactCheckpoint(config, checkpoint),
-        metadata,
-        newVersions,
-      );
-    return this.refs.track("put", SendRefs.key(config, checkpoint.id), store());
-  }
-
-  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    const tuple = await super.getTuple(config);
-    return tuple ? this.refs.rehydrate(tuple) : tuple;
-  }
-
-  override async *list(
-    config: RunnableConfig,
-    options?: CheckpointListOptions,
-  ): AsyncGenerator<CheckpointTuple> {
-    for await (const tuple of super.list(config, options)) yield await this.refs.rehydrate(tuple);
+/**
+ * LangGraph's `MemorySaver` storing `Send` packets' state by reference ({@link SendRefs}). The
+ * stock memory saver's delta read deserializes every ancestor checkpoint it walks; with the
+ * packets inline those grow with the thread, so its reads (and bytes) grew with the square of
+ * the length. With them by reference each ancestor is a few KiB and the walk stays short.
+ */
+export class SendCompactingMemorySaver extends withSendRefs(MemorySaver) {
+  constructor(reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS) {
+    super();
+    this.useSendRefReducers(reducers);
   }
 }

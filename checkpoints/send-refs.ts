@@ -114,9 +114,19 @@ export class SendRefs {
     return this.access.saver.serde;
   }
 
-  private async bytes(value: unknown): Promise<string> {
+  /**
+   * `value` serialized, as a comparable string. `memo` holds what this call already serialized,
+   * by object: the `Send` packets of one model call share the state's arrays, so a step with k
+   * tool calls serializes its messages once, not 2k times. A memo lives for one `putWrites` or
+   * `put` only: LangGraph may fold later writes into the same arrays.
+   */
+  private async bytes(value: unknown, memo?: Map<object, string>): Promise<string> {
+    const cached = typeof value === "object" && value !== null ? memo?.get(value) : undefined;
+    if (cached !== undefined) return cached;
     const [type, data] = await this.serde.dumpsTyped(value);
-    return `${type}:${Buffer.from(data).toString("base64")}`;
+    const bytes = `${type}:${Buffer.from(data).toString("latin1")}`;
+    if (typeof value === "object" && value !== null) memo?.set(value, bytes);
+    return bytes;
   }
 
   private async roundTrip(value: unknown): Promise<unknown> {
@@ -131,15 +141,18 @@ export class SendRefs {
    * schema, which adds `jumpTo: undefined` in the schema's key order. A {@link WRITE_REF} keeps
    * the checkpoint packet's own key list, so the rehydrated packet is byte-equal to it.
    */
-  private async packetBytes(packet: Packet): Promise<string> {
+  private async packetBytes(packet: Packet, memo: Map<object, string>): Promise<string> {
     const args = Object.entries(packet.args ?? {})
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return this.bytes({
-      node: packet.node,
-      args: Object.fromEntries(args),
-      timeout: packet.timeout,
-    });
+    // Each arg serialized on its own (most packets of a step share their state's arrays), the
+    // parts joined unambiguously: equal strings if and only if equal packets up to the above.
+    const parts = [
+      packet.node,
+      packet.timeout === undefined ? "" : await this.bytes(packet.timeout),
+    ];
+    for (const [key, value] of args) parts.push(key, await this.bytes(value, memo));
+    return JSON.stringify(parts);
   }
 
   /** The value of `key` a branch of the task read: `base` plus the task's own writes to `key`. */
@@ -242,6 +255,9 @@ export class SendRefs {
     const parentKey = `${thread_id}\0${checkpoint_ns}\0${checkpoint_id}`;
     const known = this.recentPackets.get(parentKey) ?? [];
     const recent: { taskId: string; n: number; bytes: string }[] = [];
+    const memo = new Map<object, string>();
+    // The value each compacted key must equal: the same for every packet of this task.
+    const expectedBytes = new Map<string, Promise<string>>();
     // P's values; null when P is not stored (nothing to recompute from, so all inline).
     let base: Record<string, unknown> | null | undefined;
     let n = 0;
@@ -255,7 +271,7 @@ export class SendRefs {
       // The saver keeps the first row of a (task, index) and ignores a repeat, so the cache does
       // too: a checkpoint must never refer to a packet that is not the stored one.
       if (!known.some((r) => r.taskId === taskId && r.n === index)) {
-        recent.push({ taskId, n: index, bytes: await this.packetBytes(value) });
+        recent.push({ taskId, n: index, bytes: await this.packetBytes(value, memo) });
       }
       const args = value.args as Record<string, unknown> | undefined;
       const keys = Object.keys(this.reducers).filter(
@@ -281,12 +297,19 @@ export class SendRefs {
           this.stats.stateInline++;
           continue;
         }
-        // As a read will see them: through the serializer.
-        const own = await Promise.all(
-          writes.filter(([ch]) => ch === key).map(([, v]) => this.roundTrip(v)),
-        );
-        const expected = this.withTaskWrites(key, base, own);
-        if ((await this.bytes(expected)) === (await this.bytes(args[key]))) {
+        const parentValues = base;
+        let expected = expectedBytes.get(key);
+        if (!expected) {
+          expected = (async () => {
+            // As a read will see them: through the serializer.
+            const own = await Promise.all(
+              writes.filter(([ch]) => ch === key).map(([, v]) => this.roundTrip(v)),
+            );
+            return this.bytes(this.withTaskWrites(key, parentValues, own));
+          })();
+          expectedBytes.set(key, expected);
+        }
+        if ((await expected) === (await this.bytes(args[key], memo))) {
           newArgs[key] = { [STATE_REF]: 1 };
           this.stats.stateRefs++;
         } else {
@@ -314,9 +337,12 @@ export class SendRefs {
     // A reference to a write that failed to store would make this checkpoint unreadable.
     if (!(await this.settled("writes", SendRefs.key(config)))) return checkpoint;
     const stored: unknown[] = [];
+    const memo = new Map<object, string>();
     for (const packet of packets) {
       const match = isSend(packet)
-        ? await this.packetBytes(packet).then((bytes) => recent.find((r) => r.bytes === bytes))
+        ? await this.packetBytes(packet, memo).then((bytes) =>
+            recent.find((r) => r.bytes === bytes),
+          )
         : undefined;
       if (match) {
         const keys = Object.keys((packet as Packet).args ?? {});

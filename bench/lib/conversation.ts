@@ -174,7 +174,7 @@ async function openConversation(
       : {}),
   });
   if (!ours) return undefined;
-  const reader = footprintReader(ours);
+  const reader = footprintReader(ours, spec.system === "deep" ? ours.stockSaver : ours.saver);
   const threadId = `conversation-${spec.key}`;
   const config: RunnableConfig = { configurable: { thread_id: threadId } };
   // Creates the saver's tables, so the baseline is the empty schema.

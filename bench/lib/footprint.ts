@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { MemorySaver } from "@langchain/langgraph-checkpoint";
+import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import pg from "pg";
 import type { OurSystem } from "./systems.js";
@@ -28,12 +28,17 @@ export interface Footprint {
 /** Measures a saver's footprint; `threadId` is the conversation's thread. */
 export type FootprintReader = (threadId: string) => Promise<Footprint>;
 
-/** A reader for the saver of `system` (close it with `close()`). */
-export function footprintReader(system: OurSystem): {
+/**
+ * A reader for `saver`, the saver of `system` or its `stockSaver` (which on the memory saver is
+ * a store of its own); close it with `close()`.
+ */
+export function footprintReader(
+  system: OurSystem,
+  saver: BaseCheckpointSaver = system.saver,
+): {
   read: FootprintReader;
   close(): Promise<void>;
 } {
-  const saver = system.saver;
   if (saver instanceof MemorySaver) {
     return { read: async (threadId) => memoryFootprint(saver, threadId), close: async () => {} };
   }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { StructuredTool, StructuredToolInterface } from "@langchain/core/tools";
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { createDeepAgent } from "deepagents";
@@ -152,6 +152,8 @@ async function openStockSaver(
       },
     };
   }
+  // The memory saver keeps its checkpoints in the object: a stock one is a store of its own.
+  if (saver instanceof MemorySaver) return { saver: new MemorySaver(), close: async () => {} };
   return { saver, close: async () => {} };
 }
 

@@ -17,21 +17,29 @@ export const SYSTEM_LABELS: Record<string, string> = {
 };
 
 /**
- * How far the conversations run: a short point (50 turns) on every saver for every system, and a
- * long point (`BENCH_LONG_TURNS`, default 200) on the SQLite and PostgreSQL savers. Every system
- * here still slows down with the length of the thread — full storage and Deep Agents rewrite the
- * whole history at each step, and with delta storage langchain's tool-call `Send` packets still
- * carry the whole state and each run re-reads it — so 500 turns of the three systems take well
- * over an hour on this 2-core machine; 200 turns fit in ~15 min. The memory saver stops at the
- * short point: LangGraph's `MemorySaver.getDeltaChannelHistory` deserializes every ancestor
- * checkpoint (Send packets included) on each read, so its delta turns slow down with the square
- * of the length (0.5 s a turn at 40 turns). `BENCH_CHECKPOINTS_LONG=all` runs every saver to the
- * long point.
+ * How far the conversations run: a short point (50 turns) and a long point (`BENCH_LONG_TURNS`,
+ * default 200) on every saver (`BENCH_CHECKPOINTS_SAVERS=sqlite` names the savers run at all,
+ * `BENCH_CHECKPOINTS_LONG` those taken to the long point). Full storage and Deep Agents rewrite
+ * the whole history at each step, and every system's model call reads the whole conversation,
+ * so a turn's time grows with the thread: 200 turns of the three systems take ~15 min a saver
+ * on this 2-core machine, 500 turns about six times that.
  */
-function plan(quick: boolean): { short: number; long: number; longSavers: readonly SaverName[] } {
+function plan(quick: boolean): {
+  savers: readonly SaverName[];
+  short: number;
+  long: number;
+  longSavers: readonly SaverName[];
+} {
   const long = Number(process.env.BENCH_LONG_TURNS) || (quick ? 60 : 200);
-  const all = quick || process.env.BENCH_CHECKPOINTS_LONG === "all";
-  return { short: quick ? 20 : 50, long, longSavers: all ? SAVERS : ["sqlite", "postgres"] };
+  const savers = namedSavers(process.env.BENCH_CHECKPOINTS_SAVERS) ?? SAVERS;
+  const longSavers = namedSavers(process.env.BENCH_CHECKPOINTS_LONG) ?? savers;
+  return { savers, short: quick ? 20 : 50, long, longSavers };
+}
+
+/** The savers a comma-separated variable names, in the bench's order; undefined when unset. */
+function namedSavers(names: string | undefined): SaverName[] | undefined {
+  const named = names?.split(",").map((name) => name.trim());
+  return named && SAVERS.filter((saver) => named.includes(saver));
 }
 
 /** What one conversation shows at one read point (after `turns` turns). */
@@ -74,7 +82,7 @@ export const checkpointScenario: Scenario = {
   name: "checkpoints",
   title: "3. Checkpoint growth",
   async run({ quick }) {
-    const { short, long, longSavers } = plan(quick);
+    const { savers: planned, short, long, longSavers } = plan(quick);
     const points = [short, long];
     const results: ConversationResult[] = [];
     const skipped: string[] = [];
@@ -84,7 +92,7 @@ export const checkpointScenario: Scenario = {
         : point === short
           ? { warmup: 2, iterations: 20 }
           : { warmup: 1, iterations: 10 };
-    for (const saver of SAVERS) {
+    for (const saver of planned) {
       const turns = longSavers.includes(saver) ? long : short;
       const specs: ConversationSpec[] = [
         { key: "delta", system: "ours", storage: "delta", turns },
@@ -110,7 +118,7 @@ export const checkpointScenario: Scenario = {
     );
     const find = (key: string, saver: SaverName, turns: number) =>
       analyses.find((a) => a.key === key && a.saver === saver && a.turns === turns);
-    const savers = SAVERS.filter((saver) => !skipped.includes(saver));
+    const savers = planned.filter((saver) => !skipped.includes(saver));
 
     const growth: Table = {
       title: `Checkpoint growth: one conversation, one task call per turn, at ${short} and ${long} turns`,
@@ -160,9 +168,9 @@ export const checkpointScenario: Scenario = {
         "turn ms = median whole-turn time over the last 10 turns (all systems of a saver take their turns in rotating order).",
         "replayed at head = writes a read of the head replays per delta channel (messages / subagent_runs) since that channel's last snapshot.",
         "growth: quadratic when the last 5 turns write ≥ 1.5 × the bytes of the first 5; c = the quadratic term of a least-squares fit of the total over the sampled turns.",
-        ...(longSavers.length < SAVERS.length
+        ...(longSavers.length < planned.length
           ? [
-              `${long} turns on ${longSavers.join(" and ")} only (${short} on the others; BENCH_CHECKPOINTS_LONG=all runs them all): see bench/README.md for why.`,
+              `${long} turns on ${longSavers.join(" and ")} only (${short} on the others, as BENCH_CHECKPOINTS_LONG named).`,
             ]
           : []),
         ...(skipped.length ? [`skipped (PostgreSQL not installed): ${skipped.join(", ")}`] : []),
@@ -210,7 +218,7 @@ export const checkpointScenario: Scenario = {
     };
 
     const targets: TargetCheck[] = [];
-    for (const saver of SAVERS) {
+    for (const saver of planned) {
       const delta = find("delta", saver, short);
       if (skipped.includes(saver)) continue;
       targets.push({

@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
@@ -162,7 +163,7 @@ describe("checkpoint storage", () => {
     );
   });
 
-  it("defaults to delta on the SQLite saver and to full on the memory saver", async () => {
+  it("defaults to delta on our savers and to full on a saver passed in", async () => {
     const stored = async (options: Partial<RuntimeOptions>) => {
       const runtime = await open(dataDir(), options);
       await runtime.run({ uid: "alice", threadId: "t", input: "question number 1" });
@@ -172,8 +173,13 @@ describe("checkpoint storage", () => {
       return Object.hasOwn(tuple?.checkpoint.channel_values ?? {}, "messages");
     };
     expect(await stored({})).toBe(false);
-    expect(await stored({ checkpointer: "memory" })).toBe(true);
-    expect(await stored({ checkpointer: "memory", checkpointStorage: "delta" })).toBe(false);
+    expect(await stored({ checkpointer: "memory" })).toBe(false);
+    expect(await stored({ checkpointer: "memory", checkpointStorage: "full" })).toBe(true);
+    // A stock saver stores each step's Send packets whole, so delta would not be linear there.
+    expect(await stored({ checkpointer: new MemorySaver() })).toBe(true);
+    expect(await stored({ checkpointer: new MemorySaver(), checkpointStorage: "delta" })).toBe(
+      false,
+    );
     expect(await stored({ checkpointStorage: "full" })).toBe(true);
   });
 

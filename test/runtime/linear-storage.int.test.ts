@@ -1,7 +1,7 @@
 /**
  * A long conversation costs what it says, not its square: on the embedded default (SQLite in
- * the data dir) and on PostgreSQL (`DATABASE_URL`), opened with no storage option, as a user
- * does, the bytes a delegating turn stores stay flat as the conversation grows. What grew
+ * the data dir), on PostgreSQL (`DATABASE_URL`) and on the memory saver, opened with no storage
+ * option, as a user does, the bytes a delegating turn stores stay flat as the conversation grows. What grew
  * before: the messages in every checkpoint (now delta writes, `checkpoints/channel-storage.ts`)
  * and langchain's tool routing, whose `Send` packets carry the whole state at every tool step
  * (now stored by reference, `checkpoints/send-refs.ts`). Each turn delegates to two subagents
@@ -10,10 +10,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import pg from "pg";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { createRuntime, type Runtime } from "../../runtime.js";
-import { sqliteCheckpointBytes } from "../support/checkpoint-bytes.js";
+import { createRuntime, type Runtime, type RuntimeOptions } from "../../runtime.js";
+import { memoryCheckpointBytes, sqliteCheckpointBytes } from "../support/checkpoint-bytes.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
 
@@ -47,10 +48,13 @@ describe("checkpoint bytes per turn stay flat", () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function open(env: NodeJS.ProcessEnv): Promise<{ runtime: Runtime; dataDir: string }> {
+  async function open(
+    env: NodeJS.ProcessEnv,
+    options: Partial<RuntimeOptions> = {},
+  ): Promise<{ runtime: Runtime; dataDir: string }> {
     const dataDir = mkdtempSync(join(tmpdir(), "linear-storage-"));
     cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
-    const runtime = await createRuntime({ dataDir, env, warn: () => {} });
+    const runtime = await createRuntime({ dataDir, env, warn: () => {}, ...options });
     cleanups.push(() => runtime.close());
     await runtime.agents.ensure("alice", subagentPayload("researcher", "offline"));
     await runtime.agents.ensure("alice", subagentPayload("critic", "offline"));
@@ -101,6 +105,17 @@ describe("checkpoint bytes per turn stay flat", () => {
       const url = await createTestDatabase(inject("postgresUrl"), "linear");
       const { runtime } = await open({ DATABASE_URL: url });
       await expectFlat(runtime, postgresBytes(url));
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "on the memory saver",
+    async () => {
+      const { runtime } = await open({}, { checkpointer: "memory" });
+      const saver = runtime.checkpointer;
+      if (!(saver instanceof MemorySaver)) throw new Error("expected the memory saver");
+      await expectFlat(runtime, async () => memoryCheckpointBytes(saver));
     },
     TIMEOUT_MS,
   );

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { MemorySaver } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 
 /**
@@ -20,4 +21,20 @@ export function sqliteCheckpointBytes(dataDir: string): number {
   } finally {
     db.close();
   }
+}
+
+/** Bytes a `MemorySaver` holds: its serialized checkpoints, metadata and pending writes. */
+export function memoryCheckpointBytes(saver: MemorySaver): number {
+  let bytes = 0;
+  for (const namespaces of Object.values(saver.storage)) {
+    for (const checkpoints of Object.values(namespaces)) {
+      for (const [checkpoint, metadata] of Object.values(checkpoints)) {
+        bytes += checkpoint.byteLength + metadata.byteLength;
+      }
+    }
+  }
+  for (const writes of Object.values(saver.writes)) {
+    for (const [, , value] of Object.values(writes)) bytes += value.byteLength;
+  }
+  return bytes;
 }
