@@ -7,6 +7,7 @@ import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { AgentGraphs } from "../graphs/agent-graphs.js";
 import { NEW_INPUT_KEY } from "../middleware/child-run.js";
 import { addUsage } from "../middleware/run-records.js";
+import type { SubagentRun } from "../middleware/subagent-runs.js";
 import type { MainRunContext } from "../run-context.js";
 import type { RunRepository } from "../store/runs.js";
 import type { ThreadRepository } from "../store/threads.js";
@@ -167,10 +168,11 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     const startedAt = new Date().toISOString();
     const release = async (status: RunOutcome) => {
       // The records of the children this run made, whatever its end (a failed or cancelled run
-      // too), read while the thread is still held: the next run may write to it.
-      const subagentRuns = await readRunSubagentRuns(saver, threadId, startedAt).catch(
-        () => undefined,
-      );
+      // too), read while the thread is still held: the next run may write to it. A finished run
+      // has them from the state `finish` read.
+      const subagentRuns =
+        outcome.subagentRuns ??
+        (await readRunSubagentRuns(saver, threadId, startedAt).catch(() => undefined));
       stopForwarding();
       running.release(runId);
       await lease.release(status, subagentRuns ? { subagentRuns } : {});
@@ -196,7 +198,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     };
     // How the run ended, for its row: set by `finish` and `failure`; a stream its consumer
     // abandoned stays "interrupted".
-    const outcome: { status: RunOutcome } = { status: "interrupted" };
+    const outcome: PreparedRun["outcome"] = { status: "interrupted" };
     return { record, graph, threadId, runId, config, input, release, startedAt, outcome };
   }
 
@@ -248,16 +250,15 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     outcome.status = "success";
     const state = await readThreadState(saver, threadId);
     const last = state.messages.at(-1);
+    // Records of this run are the ones started since it began (earlier runs had finished).
+    outcome.subagentRuns = state.subagentRuns.filter((run) => run.started_at >= startedAt);
     return {
       threadId,
       runId,
       output: last?.getType() === "ai" ? messageText(last) : "",
       messages: state.messages,
       subagentRuns: state.subagentRuns,
-      // Records of this run are the ones started since it began (earlier runs had finished).
-      subagentUsage: addUsage(
-        state.subagentRuns.filter((run) => run.started_at >= startedAt).map((run) => run.usage),
-      ),
+      subagentUsage: addUsage(outcome.subagentRuns.map((run) => run.usage)),
     };
   }
 
@@ -307,8 +308,11 @@ export interface PreparedRun {
   /** Frees the thread (in this process and its lease) and records how the run ended. */
   release(status: RunOutcome): Promise<void>;
   startedAt: string;
-  /** Set by `finish` and `failure`; a stream its consumer abandoned stays "interrupted". */
-  outcome: { status: RunOutcome };
+  /**
+   * Set by `finish` and `failure`; a stream its consumer abandoned stays "interrupted". A
+   * finished run also keeps the records of the children it made (its row stores them).
+   */
+  outcome: { status: RunOutcome; subagentRuns?: SubagentRun[] };
 }
 
 /**

@@ -57,7 +57,11 @@ export async function readRunSubagentRuns(
 ): Promise<SubagentRun[]> {
   const tuple = await saver.getTuple(rootConfig(threadId));
   if (!tuple) return [];
-  let records = (await stateOf(saver, tuple)).subagentRuns;
+  // The records only: rebuilding the messages too would cost a read of the whole conversation.
+  const { subagent_runs: stored } = await readChannelValues(saver, tuple, {
+    subagent_runs: AGENT_STATE_REDUCERS.subagent_runs as ChannelReducers[string],
+  });
+  let records = Array.isArray(stored) ? wellFormed(stored) : [];
   for (const [, channel, value] of tuple.pendingWrites ?? []) {
     if (channel === "subagent_runs" && Array.isArray(value)) {
       records = upsertSubagentRuns(records, wellFormed(value));
