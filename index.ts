@@ -14,15 +14,6 @@ export type {
   ShareConfig,
 } from "./agents/schema.js";
 export { GENERAL_PURPOSE_SLUG } from "./agents/schema.js";
-// The run contexts under their public names (run-context.ts).
-export type {
-  MainRunContext as AgentContext,
-  SubagentRunContext as SubAgentContext,
-} from "./run-context.js";
-export {
-  mainRunContextSchema as agentContextSchema,
-  subagentRunContextSchema as subAgentContextSchema,
-} from "./run-context.js";
 export type { ChildThreadIdParts } from "./checkpoints/child-thread-id.js";
 export { makeChildThreadId, parseChildThreadId } from "./checkpoints/child-thread-id.js";
 export type { ErrorCode as ErrorCodeValue, SubagentGraphErrorOptions } from "./errors.js";
@@ -32,8 +23,19 @@ export { TASK_TOOL_NAME } from "./middleware/task.js";
 export type { RefusalReason, RefusedToolCall } from "./middleware/tool-call-answers.js";
 export { defaultModelSpec, OFFLINE_MODEL } from "./models/factory.js";
 export { OFFLINE_LABEL, OfflineChatModel } from "./models/offline.js";
+// The run contexts under their public names (run-context.ts).
+export type {
+  MainRunContext as AgentContext,
+  SubagentRunContext as SubAgentContext,
+} from "./run-context.js";
+export {
+  mainRunContextSchema as agentContextSchema,
+  subagentRunContextSchema as subAgentContextSchema,
+} from "./run-context.js";
 export type { EventToolCall, RunEvent, RunResult } from "./runs/events.js";
+export type { HealthApi, HealthMetrics, Readiness, ReadinessCheck } from "./runs/health.js";
 export type { RunInfo } from "./runs/run-info.js";
+export type { RunCounts } from "./runs/run-metrics.js";
 export type { ThreadCheckpoint } from "./runs/thread-state.js";
 export type {
   AgentsApi,

@@ -11,6 +11,7 @@ import type { AgentPartsOptions } from "./graphs/agent-parts.js";
 import type { KnowledgeBases } from "./knowledge/service.js";
 import type { RecordedRequest } from "./models/model-request.js";
 import type { FilesApi } from "./runs/files-api.js";
+import type { HealthApi } from "./runs/health.js";
 import type { RunApi } from "./runs/run-api.js";
 import type { ThreadsApi } from "./runs/thread-api.js";
 import type { ThreadHistoryApi } from "./runs/thread-history.js";
@@ -188,6 +189,8 @@ export interface Runtime extends RunApi, ThreadHistoryApi {
   modelRequest(messageId: string): RecordedRequest | undefined;
   /** The saver in use (for tools that read checkpoints directly). */
   readonly checkpointer: BaseCheckpointSaver;
+  /** Readiness (store and saver answer) and this process's run metrics (`GET /ready`, `/metrics`). */
+  health: HealthApi;
   /**
    * Waits for nothing, closes the store and the saver it opened and the MCP connections (stdio
    * servers' processes end). Idempotent.

@@ -8,9 +8,11 @@ import { openAgentParts } from "./graphs/agent-parts.js";
 import { openKnowledge } from "./knowledge/open.js";
 import { modelSpecCheck } from "./models/model-spec.js";
 import { createFilesApi } from "./runs/files-api.js";
+import { createHealthApi } from "./runs/health.js";
 import { mainAgentResolver, narrowSubagents } from "./runs/main-agent.js";
 import { createRunApi } from "./runs/run-api.js";
 import { createRunLifecycle } from "./runs/run-lifecycle.js";
+import { RunMetrics } from "./runs/run-metrics.js";
 import { openRunStore } from "./runs/run-store.js";
 import { createThreadsApi } from "./runs/thread-api.js";
 import { createThreadHistoryApi } from "./runs/thread-history.js";
@@ -140,9 +142,19 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     mainAgent,
   });
   const skills = guardMethods(ensureOpen, skillLibrary, SKILLS_METHODS);
+  const runMetrics = new RunMetrics();
 
   return {
-    ...createRunApi({ ensureOpen, lifecycle, running, runRows, abandoned, checkThread }),
+    ...createRunApi({
+      ensureOpen,
+      lifecycle,
+      running,
+      runRows,
+      abandoned,
+      checkThread,
+      metrics: runMetrics,
+    }),
+    health: createHealthApi({ database, saver, running, metrics: runMetrics }),
     ...createThreadHistoryApi({ ensureOpen, threads, saver, checkThread }),
     agents: guardMethods(ensureOpen, agentRows, AGENTS_METHODS),
     users: guardMethods(ensureOpen, new UserRepository(database.db), USERS_METHODS),

@@ -3,6 +3,7 @@ import type { AbandonedRuns } from "./abandoned-runs.js";
 import { type GraphStreamChunk, type RunEvent, type RunResult, translateChunk } from "./events.js";
 import { type RunInfo, runInfoOf } from "./run-info.js";
 import type { RunLifecycle, RunRequest } from "./run-lifecycle.js";
+import type { RunMetrics } from "./run-metrics.js";
 import type { RunningRuns } from "./running-runs.js";
 
 /** LangGraph stream modes `Runtime.streamChunks` passes through. */
@@ -64,6 +65,8 @@ export interface RunApiDeps {
   abandoned: AbandonedRuns;
   /** Throws `NOT_FOUND` unless `uid` owns the thread. */
   checkThread(uid: string, threadId: string): Promise<unknown>;
+  /** Counts every run started and ended here. */
+  metrics: RunMetrics;
 }
 
 /**
@@ -71,13 +74,28 @@ export interface RunApiDeps {
  * fails, and releases the run, whatever way its caller consumes it.
  */
 export function createRunApi(deps: RunApiDeps): RunApi {
-  const { ensureOpen, lifecycle, running, runRows, abandoned, checkThread } = deps;
+  const { ensureOpen, lifecycle, running, runRows, abandoned, checkThread, metrics } = deps;
+
+  /** `lifecycle.prepare`, counted: every prepared run is released, which counts its end. */
+  async function prepare(request: RunRequest) {
+    const prepared = await lifecycle.prepare(request);
+    metrics.started();
+    return prepared;
+  }
+
+  async function release(prepared: Awaited<ReturnType<RunLifecycle["prepare"]>>) {
+    try {
+      await prepared.release(prepared.outcome.status);
+    } finally {
+      metrics.finished(prepared.outcome.status);
+    }
+  }
 
   async function* streamChunks(
     request: RunRequest,
     streamMode: readonly GraphStreamMode[],
   ): AsyncGenerator<RawRunItem> {
-    const prepared = await lifecycle.prepare(request);
+    const prepared = await prepare(request);
     try {
       yield {
         kind: "started",
@@ -92,20 +110,20 @@ export function createRunApi(deps: RunApiDeps): RunApi {
     } catch (error) {
       throw await lifecycle.failure(prepared, error);
     } finally {
-      await prepared.release(prepared.outcome.status);
+      await release(prepared);
     }
   }
 
   return {
     async run(request) {
-      const prepared = await lifecycle.prepare(request);
+      const prepared = await prepare(request);
       try {
         await prepared.graph.invoke(prepared.input, prepared.config);
         return await lifecycle.finish(prepared);
       } catch (error) {
         throw await lifecycle.failure(prepared, error);
       } finally {
-        await prepared.release(prepared.outcome.status);
+        await release(prepared);
       }
     },
 

@@ -46,6 +46,11 @@ export class RunningRuns {
     this.#busyThreads.delete(run.threadId);
   }
 
+  /** How many runs execute here now. */
+  get size(): number {
+    return this.#byRunId.size;
+  }
+
   /** A run of this process holds the thread. */
   isBusy(threadId: string): boolean {
     return this.#busyThreads.has(threadId);

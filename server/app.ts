@@ -17,6 +17,7 @@ import { agentRoutes } from "./routes/agents.js";
 import { assistantRoutes } from "./routes/assistants.js";
 import { catalogRoutes } from "./routes/catalog.js";
 import { fileRoutes } from "./routes/files.js";
+import { healthRoutes } from "./routes/health.js";
 import { knowledgeRoutes } from "./routes/knowledge.js";
 import { mcpRoutes } from "./routes/mcp.js";
 import { runRoutes } from "./routes/runs.js";
@@ -118,7 +119,7 @@ export async function createServer(
 
   const runs = new RunRegistry(runtime);
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
-  app.get("/ok", { schema: { hide: true } }, async () => ({ ok: true }));
+  healthRoutes(app, runtime);
   app.get("/info", { schema: { hide: true } }, async () => ({
     name: "subagent-graph",
     flags: { assistants: true, crons: false },

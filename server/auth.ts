@@ -10,8 +10,8 @@ declare module "fastify" {
   }
 }
 
-/** Routes anyone may call: health, server info, the OpenAPI document. */
-export const PUBLIC_PATHS = new Set(["/ok", "/info", "/openapi.json"]);
+/** Routes anyone may call: health, readiness, metrics, server info, the OpenAPI document. */
+export const PUBLIC_PATHS = new Set(["/ok", "/ready", "/metrics", "/info", "/openapi.json"]);
 
 /**
  * The token a request carries: `Authorization: Bearer <token>` (what web clients send) or

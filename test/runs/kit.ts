@@ -19,6 +19,7 @@ import { createFilesApi, type FilesApi } from "../../runs/files-api.js";
 import { mainAgentResolver } from "../../runs/main-agent.js";
 import { createRunApi, type RunApi } from "../../runs/run-api.js";
 import { createRunLifecycle, type RunLifecycle } from "../../runs/run-lifecycle.js";
+import { RunMetrics } from "../../runs/run-metrics.js";
 import { openRunStore, type RunStore } from "../../runs/run-store.js";
 import { createThreadsApi, type ThreadsApi } from "../../runs/thread-api.js";
 import { createThreadHistoryApi, type ThreadHistoryApi } from "../../runs/thread-history.js";
@@ -111,7 +112,15 @@ export async function openRunsKit(
     store,
     threadsApi,
     lifecycle,
-    runApi: createRunApi({ ensureOpen, lifecycle, running, runRows, abandoned, checkThread }),
+    runApi: createRunApi({
+      ensureOpen,
+      lifecycle,
+      running,
+      runRows,
+      abandoned,
+      checkThread,
+      metrics: new RunMetrics(),
+    }),
     history: createThreadHistoryApi({ ensureOpen, threads, saver, checkThread }),
     files: createFilesApi({
       ensureOpen,

@@ -3,9 +3,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { createRuntime } from "../../runtime.js";
 import { type FakeOpenAIServer, startFakeOpenAIServer } from "../support/fake-openai-server.js";
+import { createTestDatabase } from "../support/postgres-cluster.js";
+import { TcpProxy } from "../support/tcp-proxy.js";
 import { until } from "../support/until.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -137,5 +139,93 @@ describe("serve (npm start)", { timeout: 120_000 }, () => {
     expect(second.stdout()).not.toContain("created the demo agents");
     second.child.kill("SIGINT");
     expect(await second.exited).toBe(0);
+  });
+
+  it("answers /ready and /metrics without a token; /ready turns 503 naming the store while PostgreSQL is unreachable, and 200 once it is back", async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "serve-ready-"));
+    // PostgreSQL behind a proxy the test can cut, as a network partition would.
+    const target = new URL(await createTestDatabase(inject("postgresUrl"), "ready"));
+    const proxy = new TcpProxy(target.hostname, Number(target.port));
+    await proxy.listen();
+    const proxied = new URL(target);
+    proxied.port = String(proxy.port);
+    try {
+      const served = serve(dataDir, cleanEnv({ DATABASE_URL: proxied.toString() }));
+      processes.push(served);
+      await until(() => /token of user "demo"/.test(served.stdout()), 60_000);
+      const base = /serving on (http:\/\/\S+)/.exec(served.stdout())?.[1] ?? "";
+      const token = /\(shown once, keep it\): (\S+)/.exec(served.stdout())?.[1] ?? "";
+      const ready = async () => {
+        const answer = await fetch(`${base}/ready`);
+        return {
+          status: answer.status,
+          body: (await answer.json()) as {
+            ready: boolean;
+            checks: Record<string, { ok: boolean; error?: string }>;
+          },
+        };
+      };
+      const metrics = async () => {
+        const answer = await fetch(`${base}/metrics`);
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get("content-type")).toContain("text/plain");
+        return answer.text();
+      };
+
+      const up = await ready();
+      expect(up.status).toBe(200);
+      expect(up.body).toMatchObject({
+        ready: true,
+        checks: { store: { ok: true }, checkpoints: { ok: true } },
+      });
+      expect(await metrics()).toContain("subagent_graph_runs_started_total 0\n");
+
+      // One run (the offline model: no API key) moves the counters.
+      const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+      const thread = (await (
+        await fetch(`${base}/threads`, { method: "POST", headers, body: "{}" })
+      ).json()) as { thread_id: string };
+      const waited = await fetch(`${base}/threads/${thread.thread_id}/runs/wait`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          assistant_id: "assistant",
+          input: { messages: [{ type: "human", content: "hello" }] },
+        }),
+      });
+      expect(waited.status).toBe(200);
+      const counted = await metrics();
+      expect(counted).toContain("# TYPE subagent_graph_runs_started_total counter\n");
+      expect(counted).toContain("subagent_graph_runs_started_total 1\n");
+      expect(counted).toContain('subagent_graph_runs_finished_total{status="success"} 1\n');
+      expect(counted).toContain("subagent_graph_store_up 1\n");
+      expect(counted).toContain("subagent_graph_store_runs_running 0\n");
+
+      await proxy.cut();
+      const down = await ready();
+      expect(down.status).toBe(503);
+      expect(down.body.ready).toBe(false);
+      expect(down.body.checks.store?.ok).toBe(false);
+      expect(down.body.checks.store?.error).toMatch(/\S/);
+      // The password of the database URL never shows.
+      expect(JSON.stringify(down.body)).not.toContain(target.password || "\u0000");
+      // Metrics still answer, with the process's own counters and the store marked down.
+      const partial = await metrics();
+      expect(partial).toContain("subagent_graph_store_up 0\n");
+      expect(partial).toContain("subagent_graph_runs_started_total 1\n");
+
+      await proxy.listen();
+      const deadline = Date.now() + 30_000;
+      let back = await ready();
+      while (back.status !== 200 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        back = await ready();
+      }
+      expect(back.body).toMatchObject({ ready: true, checks: { store: { ok: true } } });
+      served.child.kill("SIGTERM");
+      expect(await served.exited).toBe(0);
+    } finally {
+      await proxy.cut();
+    }
   });
 });

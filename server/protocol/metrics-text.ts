@@ -1,0 +1,91 @@
+import type { HealthMetrics } from "../../runs/health.js";
+
+/** One metric family: its name, type, help text and samples (labels → value). */
+interface Family {
+  name: string;
+  type: "counter" | "gauge";
+  help: string;
+  samples: { labels?: Record<string, string>; value: number }[];
+}
+
+function sample(name: string, labels: Record<string, string> | undefined, value: number): string {
+  const label = labels
+    ? `{${Object.entries(labels)
+        .map(
+          ([key, v]) => `${key}="${v.replace(/[\\"\n]/g, (c) => (c === "\n" ? "\\n" : `\\${c}`))}"`,
+        )
+        .join(",")}}`
+    : "";
+  return `${name}${label} ${Number.isFinite(value) ? value : "NaN"}`;
+}
+
+/**
+ * `metrics` in the Prometheus text exposition format (version 0.0.4): one `# HELP` and
+ * `# TYPE` line per family, then its samples. Per process: a scraper sums the fleet itself.
+ */
+export function prometheusText(metrics: HealthMetrics): string {
+  const families: Family[] = [
+    {
+      name: "subagent_graph_runs_started_total",
+      type: "counter",
+      help: "Runs this process started (thread claimed, lease taken).",
+      samples: [{ value: metrics.runs.started }],
+    },
+    {
+      name: "subagent_graph_runs_finished_total",
+      type: "counter",
+      help: "Runs this process ended, by how they ended.",
+      samples: Object.entries(metrics.runs.finished).map(([status, value]) => ({
+        labels: { status },
+        value,
+      })),
+    },
+    {
+      name: "subagent_graph_runs_running",
+      type: "gauge",
+      help: "Runs executing in this process now.",
+      samples: [{ value: metrics.runningHere }],
+    },
+    {
+      name: "subagent_graph_store_up",
+      type: "gauge",
+      help: "1 when the store answered this scrape within 2 s, else 0 (and no store figures).",
+      samples: [{ value: metrics.store ? 1 : 0 }],
+    },
+    ...(metrics.store
+      ? ([
+          {
+            name: "subagent_graph_store_runs_running",
+            type: "gauge",
+            help: "Runs marked running in the store, whichever process runs them.",
+            samples: [{ value: metrics.store.count }],
+          },
+          {
+            name: "subagent_graph_store_oldest_running_run_age_seconds",
+            type: "gauge",
+            help: "Age of the oldest run marked running in the store (0 when none).",
+            samples: [{ value: metrics.store.oldestSeconds }],
+          },
+        ] satisfies Family[])
+      : []),
+    {
+      name: "process_uptime_seconds",
+      type: "gauge",
+      help: "Seconds since this runtime opened.",
+      samples: [{ value: metrics.uptimeSeconds }],
+    },
+    {
+      name: "process_resident_memory_bytes",
+      type: "gauge",
+      help: "Resident memory of this process.",
+      samples: [{ value: metrics.residentMemoryBytes }],
+    },
+  ];
+  return `${families
+    .flatMap((family) => [
+      `# HELP ${family.name} ${family.help}`,
+      `# TYPE ${family.name} ${family.type}`,
+      ...family.samples.map((s) => sample(family.name, s.labels, s.value)),
+    ])
+    .join("\n")}\n`;
+}

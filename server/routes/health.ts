@@ -1,0 +1,22 @@
+import type { FastifyInstance } from "fastify";
+import type { Runtime } from "../../runtime.js";
+import { prometheusText } from "../protocol/metrics-text.js";
+
+/**
+ * Operations routes, public like `/ok` (they show no user's data, only this process's counts):
+ * - `GET /ok`: the process answers (liveness);
+ * - `GET /ready`: the agent store and the checkpoint saver answer within 2 s each (200), else
+ *   503 naming the one that did not and why, so a load balancer stops sending it runs;
+ * - `GET /metrics`: this process's run counters and gauges in the Prometheus text format.
+ */
+export function healthRoutes(app: FastifyInstance, runtime: Runtime): void {
+  app.get("/ok", { schema: { hide: true } }, async () => ({ ok: true }));
+  app.get("/ready", { schema: { hide: true } }, async (_request, reply) => {
+    const readiness = await runtime.health.ready();
+    return reply.code(readiness.ready ? 200 : 503).send(readiness);
+  });
+  app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
+    const text = prometheusText(await runtime.health.metrics());
+    return reply.type("text/plain; version=0.0.4; charset=utf-8").send(text);
+  });
+}
