@@ -1,0 +1,263 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRuntime, type Runtime } from "../../runtime.js";
+import {
+  type BrowserSession,
+  openSession,
+  waitForText,
+  withArtifacts,
+} from "../support/browser.js";
+import {
+  type ConsoleServer,
+  signInWithToken,
+  startConsoleServer,
+} from "../support/console-server.js";
+
+/**
+ * The console's knowledge base pages in Chromium against a real server, as a user goes: create
+ * one (a bad name first), upload a Markdown file and a PDF damaged inside, watch both go from
+ * queued to indexed and error without reloading, be told of refused uploads and searches, find
+ * a line, see the new knowledge base offered by the agent form, delete a file and the knowledge
+ * base. The server indexes nothing itself (`knowledgeIngest: false`): a second runtime over the
+ * same store is the ingest worker, started once the page shows the files queued, so the page is
+ * seen following the status live.
+ */
+
+const ALICE = "alice";
+const BOB = "bob";
+/** Uploads over this many bytes are refused (413), so the test can send one. */
+const MAX_FILE_BYTES = 64 * 1024;
+
+/** Line 6 holds the words the search looks for; the rest must stay inert when shown. */
+const LEAVE_MD = [
+  "# Leave policy",
+  "",
+  "Everyone gets 25 days a year.",
+  "",
+  "## Notice",
+  "Ask for a vacation with two weeks of notice.",
+  "",
+  '<img src="x" onerror="window.__kbXss = true">',
+  "<script>window.__kbXss = true</script>",
+].join("\n");
+/** Starts like a PDF (so the upload is accepted) but is not one inside: ingest fails. */
+const BROKEN_PDF = "%PDF-1.4\nthis is not a pdf body at all\n%%EOF";
+
+describe("knowledge base pages in Chromium", () => {
+  let harness: ConsoleServer | undefined;
+  let worker: Runtime | undefined;
+  let session: BrowserSession | undefined;
+
+  const server = () => {
+    if (!harness) throw new Error("the server did not start");
+    return harness;
+  };
+  const ui = () => {
+    if (!session) throw new Error("the browser did not start");
+    return session;
+  };
+
+  beforeAll(async () => {
+    harness = await startConsoleServer({
+      users: [ALICE, BOB],
+      runtime: { knowledgeIngest: false, maxKnowledgeFileBytes: MAX_FILE_BYTES },
+    });
+    session = await openSession(harness.browser, harness.base);
+    await signInWithToken(session, harness.token(ALICE));
+  }, 180_000);
+
+  afterAll(async () => {
+    await worker?.close();
+    await harness?.close();
+  }, 60_000);
+
+  /** Starts the ingest worker: another runtime over the server's store that indexes. */
+  async function startIngestWorker(): Promise<Runtime> {
+    worker = await createRuntime({
+      dataDir: server().fixture.dataDir,
+      checkpointer: "memory",
+      env: {},
+      warn: () => {},
+      knowledgeIngest: true,
+    });
+    return worker;
+  }
+
+  const fileRow = (name: string, status?: string) =>
+    ui().page.locator(`tr[data-kb-file="${name}"]${status ? `[data-status="${status}"]` : ""}`);
+
+  async function openKnowledgeBasesPage() {
+    const { page } = ui();
+    await page.getByRole("link", { name: "Knowledge bases", exact: true }).click();
+    await page.getByRole("heading", { name: "Knowledge bases", exact: true, level: 1 }).waitFor();
+  }
+
+  it("creates a knowledge base, follows its files' ingest, searches it and deletes it", async () => {
+    const { page } = ui();
+    await withArtifacts(ui(), "kb-lifecycle", async () => {
+      await openKnowledgeBasesPage();
+      await waitForText(page.locator("main"), "No knowledge bases yet");
+
+      // A name the server refuses: its message is shown under the Name field.
+      await page.getByRole("button", { name: "New knowledge base", exact: true }).click();
+      const form = page.getByRole("form", { name: "New knowledge base" });
+      await form.getByLabel("Name", { exact: true }).fill(" handbook");
+      await form.getByLabel("Description", { exact: true }).fill("Company rules");
+      await form.getByRole("button", { name: "Create", exact: true }).click();
+      const nameError = form.locator('[data-error-for="name"]');
+      await waitForText(nameError, "not starting with a space");
+      expect(await form.getByLabel("Name", { exact: true }).getAttribute("aria-invalid")).toBe(
+        "true",
+      );
+
+      await form.getByLabel("Name", { exact: true }).fill("handbook");
+      await form.getByRole("button", { name: "Create", exact: true }).click();
+      await page.getByRole("heading", { name: "handbook", exact: true, level: 1 }).waitFor();
+      const [created] = await server().runtime.kb.list(ALICE);
+      expect(created?.name).toBe("handbook");
+      expect(created?.description).toBe("Company rules");
+      expect(created?.share_config.mode).toBe("private");
+
+      // Two files in one upload: both are queued (nothing indexes until the worker starts).
+      await page.getByLabel("Files to upload", { exact: true }).setInputFiles([
+        { name: "leave.md", mimeType: "text/markdown", buffer: Buffer.from(LEAVE_MD) },
+        { name: "broken.pdf", mimeType: "application/pdf", buffer: Buffer.from(BROKEN_PDF) },
+      ]);
+      await fileRow("leave.md", "queued").waitFor();
+      await fileRow("broken.pdf", "queued").waitFor();
+      await waitForText(page.locator("[data-ingest-summary]"), "Indexing 2 of 2 files");
+
+      // The worker indexes them; the page follows without a reload.
+      const ingest = await startIngestWorker();
+      await ingest.kb.idle();
+      await fileRow("leave.md", "indexed").waitFor();
+      await fileRow("broken.pdf", "error").waitFor();
+      const reason = await waitForText(
+        fileRow("broken.pdf").locator("[data-file-error]"),
+        'file "broken.pdf" cannot be read',
+      );
+      const stored = await server().runtime.kb.listFiles(ALICE, "handbook");
+      expect(stored.find((file) => file.name === "broken.pdf")?.error).toBe(reason);
+      await waitForText(page.locator("[data-ingest-summary]"), "2 files, all processed, 1 failed");
+
+      // Refusals are told next to the upload control: a type no ingest reads (the whole
+      // upload refused, 415), a file over the limit (413), and a duplicate of leave.md.
+      const upload = page.getByLabel("Files to upload", { exact: true });
+      await upload.setInputFiles([
+        { name: "tool.exe", mimeType: "application/octet-stream", buffer: Buffer.from("MZ") },
+      ]);
+      await waitForText(page.locator("[data-upload-error]"), 'file "tool.exe" has type ".exe"');
+      await upload.setInputFiles([
+        { name: "big.txt", mimeType: "text/plain", buffer: Buffer.alloc(MAX_FILE_BYTES + 1, 97) },
+      ]);
+      await waitForText(page.locator("[data-upload-error]"), "big.txt");
+      await upload.setInputFiles([
+        { name: "leave-copy.md", mimeType: "text/markdown", buffer: Buffer.from(LEAVE_MD) },
+        { name: "virus.bat", mimeType: "application/octet-stream", buffer: Buffer.from("echo") },
+      ]);
+      await waitForText(page.locator('[data-rejected-file="virus.bat"]'), ".bat");
+      await waitForText(page.locator(".upload-report"), '"leave-copy.md" is already there');
+      expect(await fileRow("leave-copy.md").count()).toBe(0);
+      expect(await fileRow("big.txt").count()).toBe(0);
+
+      // A search the server refuses is told under the box; a real one shows the line.
+      const search = page.getByRole("form", { name: "Search this knowledge base" });
+      await search.getByLabel("Search this knowledge base", { exact: true }).fill("   ");
+      await search.getByRole("button", { name: "Search", exact: true }).click();
+      await search.getByRole("alert").waitFor();
+      await search
+        .getByLabel("Search this knowledge base", { exact: true })
+        .fill("vacation notice");
+      await search.getByRole("button", { name: "Search", exact: true }).click();
+      const hit = page.locator('[data-hit-file="leave.md"]').first();
+      await hit.waitFor();
+      const hitText = (await hit.textContent()) ?? "";
+      expect(hitText).toContain("Ask for a vacation with two weeks of notice.");
+      expect(hitText).toMatch(/lines? \d+(-\d+)?/);
+      const [best] = await server().runtime.kb.search(ALICE, {
+        query: "vacation notice",
+        kb: "handbook",
+      });
+      expect(best).toBeDefined();
+      expect(hitText).toContain(
+        best?.line_start === best?.line_end
+          ? `line ${best?.line_start}`
+          : `lines ${best?.line_start}-${best?.line_end}`,
+      );
+      expect(best?.line_start).toBeLessThanOrEqual(6);
+      expect(best?.line_end).toBeGreaterThanOrEqual(6);
+      // The document's HTML is rendered inert: no handler attribute, no script ran.
+      expect(await hit.locator("[onerror], script").count()).toBe(0);
+      expect(await page.evaluate("window.__kbXss === undefined")).toBe(true);
+
+      // The agent form offers the new knowledge base, with no reload in between.
+      await page.getByRole("link", { name: "Agents", exact: true }).click();
+      await page.getByRole("button", { name: "New agent", exact: true }).click();
+      const kbChoices = page
+        .getByRole("form", { name: "Agent form" })
+        .getByRole("group", { name: "Knowledge bases", exact: true });
+      await kbChoices.getByRole("checkbox", { name: "handbook", exact: true }).waitFor();
+      await page.getByRole("button", { name: "Cancel", exact: true }).click();
+
+      // The list counts the files; the knowledge base opens from it.
+      await openKnowledgeBasesPage();
+      const row = page.locator('tr[data-kb-name="handbook"]');
+      await waitForText(row.locator("[data-file-count]"), "2");
+      await row.getByRole("link", { name: "handbook" }).click();
+      await fileRow("broken.pdf").waitFor();
+
+      // Deleting a file asks first (Escape keeps it), then removes it.
+      await page.getByRole("button", { name: "Delete file broken.pdf", exact: true }).click();
+      const question = page.getByRole("dialog");
+      await question.getByRole("heading", { name: 'Delete file "broken.pdf"?' }).waitFor();
+      await page.keyboard.press("Escape");
+      await question.waitFor({ state: "detached" });
+      expect(await fileRow("broken.pdf").count()).toBe(1);
+      await page.getByRole("button", { name: "Delete file broken.pdf", exact: true }).click();
+      await question.getByRole("button", { name: "Delete", exact: true }).click();
+      await fileRow("broken.pdf").waitFor({ state: "detached" });
+      expect(
+        (await server().runtime.kb.listFiles(ALICE, "handbook")).map((file) => file.name),
+      ).toEqual(["leave.md"]);
+
+      // Deleting the knowledge base returns to the list, without it.
+      await page.getByRole("button", { name: "Delete knowledge base", exact: true }).click();
+      await question.getByRole("heading", { name: 'Delete "handbook"?' }).waitFor();
+      await question.getByRole("button", { name: "Delete", exact: true }).click();
+      await page.getByRole("heading", { name: "Knowledge bases", exact: true, level: 1 }).waitFor();
+      await waitForText(page.locator("main"), "No knowledge bases yet");
+      expect(await server().runtime.kb.list(ALICE)).toEqual([]);
+    });
+  }, 120_000);
+
+  it("shows a second user only what is shared with them, and a 404 for the rest", async () => {
+    const runtime = server().runtime;
+    const secret = await runtime.kb.create(ALICE, { name: "alice-private" });
+    await runtime.kb.create(ALICE, {
+      name: "alice-public",
+      description: "for everyone",
+      share_config: { mode: "public", uids: [], editors: [] },
+    });
+    const bobSession = await openSession(server().browser, server().base);
+    try {
+      await withArtifacts(bobSession, "kb-second-user", async () => {
+        const { page } = bobSession;
+        await signInWithToken(bobSession, server().token(BOB));
+        await page.getByRole("link", { name: "Knowledge bases", exact: true }).click();
+        const shared = page.locator('tr[data-kb-name="alice-public"]');
+        await shared.waitFor();
+        await waitForText(shared, "owner: alice");
+        expect(await page.locator('tr[data-kb-name="alice-private"]').count()).toBe(0);
+        expect(await page.locator("main").textContent()).not.toContain("alice-private");
+
+        // Its address, typed in: the server's 404 is shown, and nothing of it.
+        await page.goto(`/#/kb/${encodeURIComponent(secret.id)}`);
+        const refusal = page.getByRole("alert").first();
+        await waitForText(refusal, "Cannot open this knowledge base");
+        expect(await page.locator("main").textContent()).not.toContain("alice-private");
+        expect(await page.getByLabel("Files to upload", { exact: true }).count()).toBe(0);
+      });
+    } finally {
+      await bobSession.context.close();
+    }
+  }, 60_000);
+});

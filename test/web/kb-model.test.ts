@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import {
+  EMPTY_KB_FORM,
+  ingestSummary,
+  isIngesting,
+  type KbFileRecord,
+  kbPayload,
+  lineSpan,
+  uploadReport,
+} from "../../web/src/kb-model.js";
+
+function file(name: string, status: KbFileRecord["status"]): KbFileRecord {
+  return {
+    id: `id-${name}`,
+    kb_id: "kb-1",
+    name,
+    content_hash: "0".repeat(64),
+    bytes: 10,
+    format: "md",
+    status,
+    error: status === "error" ? `file "${name}" cannot be read` : null,
+    chunk_count: status === "indexed" ? 1 : 0,
+    line_count: status === "indexed" ? 3 : 0,
+    created_at: "2026-01-01T00:00:00.000Z",
+    updated_at: "2026-01-01T00:00:00.000Z",
+  };
+}
+
+describe("the knowledge base page's model", () => {
+  it("builds the create payload with the agents' sharing shape", () => {
+    expect(
+      kbPayload({
+        ...EMPTY_KB_FORM,
+        name: "  handbook ",
+        description: "rules",
+        share_mode: "users",
+        share_uids: "bob, carol,,",
+        share_editors: " bob",
+      }),
+    ).toEqual({
+      name: "handbook",
+      description: "rules",
+      share_config: { mode: "users", uids: ["bob", "carol"], editors: ["bob"] },
+    });
+    expect(kbPayload(EMPTY_KB_FORM).share_config).toEqual({
+      mode: "private",
+      uids: [],
+      editors: [],
+    });
+  });
+
+  it("polls while a file is queued or indexing, and stops when none is", () => {
+    expect(isIngesting([])).toBe(false);
+    expect(isIngesting([file("a.md", "queued")])).toBe(true);
+    expect(isIngesting([file("a.md", "indexed"), file("b.pdf", "indexing")])).toBe(true);
+    expect(isIngesting([file("a.md", "indexed"), file("b.pdf", "error")])).toBe(false);
+  });
+
+  it("sums up the files' progress in one line", () => {
+    expect(ingestSummary([])).toBe("No files yet.");
+    expect(ingestSummary([file("a.md", "queued"), file("b.pdf", "indexing")])).toBe(
+      "Indexing 2 of 2 files…",
+    );
+    expect(ingestSummary([file("a.md", "indexed"), file("b.pdf", "error")])).toBe(
+      "2 files, all processed, 1 failed.",
+    );
+    expect(ingestSummary([file("a.md", "indexed")])).toBe("1 file, all processed.");
+  });
+
+  it("reports the refused files and the duplicates of an accepted upload", () => {
+    expect(
+      uploadReport([
+        { name: "a.md", status: "accepted", duplicate: false, file: file("a.md", "queued") },
+        { name: "b.md", status: "accepted", duplicate: true, file: file("b.md", "indexed") },
+        {
+          name: "c.bat",
+          status: "rejected",
+          error: { code: "UNSUPPORTED_FILE_TYPE", message: 'file "c.bat" has type ".bat"' },
+        },
+      ]),
+    ).toEqual({
+      rejected: [{ name: "c.bat", message: 'file "c.bat" has type ".bat"' }],
+      duplicates: ["b.md"],
+    });
+  });
+
+  it("names a hit's place by its line or its lines", () => {
+    expect(lineSpan({ line_start: 6, line_end: 6 })).toBe("line 6");
+    expect(lineSpan({ line_start: 3, line_end: 9 })).toBe("lines 3-9");
+  });
+});

@@ -1,0 +1,93 @@
+/**
+ * The knowledge base page's values and the small judgements it makes about `/api/kb` answers
+ * (is ingest still running, what did an upload refuse, how a hit's place reads). Pure (no DOM),
+ * so it is unit-tested without a browser. The server validates; this only shapes.
+ */
+
+import type { KbFileRecord, KnowledgeBaseRecord } from "../../knowledge/schema.js";
+import type { KbSearchHit, KbUploadResult } from "../../knowledge/service.js";
+import { splitList } from "./agent-form-model.js";
+
+export type { KbFileRecord, KbSearchHit, KbUploadResult, KnowledgeBaseRecord };
+
+/** What the create form holds. */
+export interface KbFormValues {
+  name: string;
+  description: string;
+  share_mode: "private" | "users" | "public";
+  /** Comma-separated user ids. */
+  share_uids: string;
+  share_editors: string;
+}
+
+/** The create form's values before anything is typed: private, like a new agent. */
+export const EMPTY_KB_FORM: KbFormValues = {
+  name: "",
+  description: "",
+  share_mode: "private",
+  share_uids: "",
+  share_editors: "",
+};
+
+/** The `POST /api/kb` body for the form's values. */
+export function kbPayload(values: KbFormValues) {
+  return {
+    name: values.name.trim(),
+    description: values.description,
+    share_config: {
+      mode: values.share_mode,
+      uids: splitList(values.share_uids),
+      editors: splitList(values.share_editors),
+    },
+  };
+}
+
+/**
+ * True while a file is `queued` or `indexing`: the page polls the file list until this is false,
+ * and not a moment longer.
+ */
+export function isIngesting(files: readonly KbFileRecord[]): boolean {
+  return files.some((file) => file.status === "queued" || file.status === "indexing");
+}
+
+/** One line for the files' progress: "Indexing 2 of 3 files…" or "3 files, all processed." */
+export function ingestSummary(files: readonly KbFileRecord[]): string {
+  if (files.length === 0) return "No files yet.";
+  const waiting = files.filter((file) => file.status === "queued" || file.status === "indexing");
+  const failed = files.filter((file) => file.status === "error").length;
+  const count = `${files.length} ${files.length === 1 ? "file" : "files"}`;
+  const failures = failed > 0 ? `, ${failed} failed` : "";
+  if (waiting.length > 0) return `Indexing ${waiting.length} of ${count}${failures}…`;
+  return `${count}, all processed${failures}.`;
+}
+
+/** What an accepted upload answer says beyond "queued": refused files and unchanged duplicates. */
+export interface UploadReport {
+  /** Files the server refused, with its reason (type, size, not really a PDF…). */
+  rejected: { name: string; message: string }[];
+  /** Files whose bytes were already there: nothing changed. */
+  duplicates: string[];
+}
+
+/** Sorts a 202 answer's per-file results into what the page must tell. */
+export function uploadReport(results: readonly KbUploadResult[]): UploadReport {
+  const report: UploadReport = { rejected: [], duplicates: [] };
+  for (const result of results) {
+    if (result.status === "rejected") {
+      report.rejected.push({ name: result.name, message: result.error.message });
+    } else if (result.duplicate) {
+      report.duplicates.push(result.name);
+    }
+  }
+  return report;
+}
+
+/** Where a hit is: "line 4" or "lines 4-9". */
+export function lineSpan(hit: Pick<KbSearchHit, "line_start" | "line_end">): string {
+  return hit.line_start === hit.line_end
+    ? `line ${hit.line_start}`
+    : `lines ${hit.line_start}-${hit.line_end}`;
+}
+
+/** The file types ingest reads, for the file picker (the server judges every file anyway). */
+export const ACCEPTED_FILE_TYPES = ".txt,.text,.md,.markdown,.html,.htm,.pdf,.docx";
