@@ -159,7 +159,7 @@ describe("knowledge base pages in Chromium", () => {
       expect(await fileRow("big.txt").count()).toBe(0);
 
       // A search the server refuses is told under the box; a real one shows the line.
-      const search = page.getByRole("form", { name: "Search this knowledge base" });
+      const search = page.getByRole("form", { name: "Knowledge base search" });
       await search.getByLabel("Search this knowledge base", { exact: true }).fill("   ");
       await search.getByRole("button", { name: "Search", exact: true }).click();
       await search.getByRole("alert").waitFor();

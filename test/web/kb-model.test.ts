@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   EMPTY_KB_FORM,
+  formatScore,
   ingestSummary,
   isIngesting,
   type KbFileRecord,
@@ -82,6 +83,12 @@ describe("the knowledge base page's model", () => {
       rejected: [{ name: "c.bat", message: 'file "c.bat" has type ".bat"' }],
       duplicates: ["b.md"],
     });
+  });
+
+  it("shows a score with three significant digits, however small", () => {
+    expect(formatScore(12.3456)).toBe("12.3");
+    expect(formatScore(0.000001234)).toBe("0.00000123");
+    expect(formatScore(0)).toBe("0");
   });
 
   it("names a hit's place by its line or its lines", () => {

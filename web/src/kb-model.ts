@@ -89,5 +89,10 @@ export function lineSpan(hit: Pick<KbSearchHit, "line_start" | "line_end">): str
     : `lines ${hit.line_start}-${hit.line_end}`;
 }
 
+/** A hit's score with three significant digits (BM25 scores can be tiny: "0.00000123"). */
+export function formatScore(score: number): string {
+  return String(Number(score.toPrecision(3)));
+}
+
 /** The file types ingest reads, for the file picker (the server judges every file anyway). */
 export const ACCEPTED_FILE_TYPES = ".txt,.text,.md,.markdown,.html,.htm,.pdf,.docx";

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import type { Api } from "../api.js";
-import { type KbSearchHit, lineSpan } from "../kb-model.js";
+import { formatScore, type KbSearchHit, lineSpan } from "../kb-model.js";
 import { MarkdownText } from "./markdown-text.js";
 
 /** Hits one search shows. */
@@ -36,7 +36,7 @@ export function KbSearch(props: { api: Api; kbId: string }) {
   return (
     <section class="kb-search" aria-labelledby="kb-search-title">
       <h2 id="kb-search-title">Search</h2>
-      <form class="search-form" aria-label="Search this knowledge base" onSubmit={search}>
+      <form class="search-form" aria-label="Knowledge base search" onSubmit={search}>
         <div class="field">
           <label for="kb-query">Search this knowledge base</label>
           <input
@@ -71,7 +71,7 @@ export function KbSearch(props: { api: Api; kbId: string }) {
                 >
                   <div class="hit-head">
                     <strong>{hit.file}</strong> <span class="hit-lines">{lineSpan(hit)}</span>{" "}
-                    <span class="muted">score {hit.score.toFixed(3)}</span>
+                    <span class="muted">score {formatScore(hit.score)}</span>
                   </div>
                   <MarkdownText text={hit.text} />
                 </li>
