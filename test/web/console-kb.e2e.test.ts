@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, type Runtime } from "../../runtime.js";
+import { axeViolations } from "../support/axe.js";
 import {
   type BrowserSession,
   openSession,
@@ -85,6 +86,22 @@ describe("knowledge base pages in Chromium", () => {
   const fileRow = (name: string, status?: string) =>
     ui().page.locator(`tr[data-kb-file="${name}"]${status ? `[data-status="${status}"]` : ""}`);
 
+  /**
+   * axe-core on the page as it is; any violation fails with the view's name. The hits' text is
+   * left out: it is the documents' own (this test's has an image without alt text on purpose).
+   */
+  async function audit(view: string) {
+    const violations = await axeViolations(ui().page, [".kb-hits .markdown"]);
+    expect({ view, violations }).toEqual({ view, violations: [] });
+  }
+
+  /** The page scrolls sideways when its content is wider than the viewport. */
+  async function scrollsSideways(): Promise<boolean> {
+    return ui().page.evaluate<boolean>(
+      "document.scrollingElement.scrollWidth > document.scrollingElement.clientWidth",
+    );
+  }
+
   async function openKnowledgeBasesPage() {
     const { page } = ui();
     await page.getByRole("link", { name: "Knowledge bases", exact: true }).click();
@@ -107,6 +124,7 @@ describe("knowledge base pages in Chromium", () => {
       expect(await form.getByLabel("Name", { exact: true }).getAttribute("aria-invalid")).toBe(
         "true",
       );
+      await audit("create form with an error");
 
       await form.getByLabel("Name", { exact: true }).fill("handbook");
       await form.getByRole("button", { name: "Create", exact: true }).click();
@@ -188,6 +206,13 @@ describe("knowledge base pages in Chromium", () => {
       expect(await hit.locator("[onerror], script").count()).toBe(0);
       expect(await page.evaluate("window.__kbXss === undefined")).toBe(true);
 
+      // Accessible, and as wide as the viewport, on a desktop and on a phone.
+      await audit("detail with files and hits, 1280 px");
+      await page.setViewportSize({ width: 390, height: 844 });
+      await audit("detail with files and hits, 390 px");
+      expect(await scrollsSideways()).toBe(false);
+      await page.setViewportSize({ width: 1280, height: 900 });
+
       // The agent form offers the new knowledge base, with no reload in between.
       await page.getByRole("link", { name: "Agents", exact: true }).click();
       await page.getByRole("button", { name: "New agent", exact: true }).click();
@@ -201,6 +226,7 @@ describe("knowledge base pages in Chromium", () => {
       await openKnowledgeBasesPage();
       const row = page.locator('tr[data-kb-name="handbook"]');
       await waitForText(row.locator("[data-file-count]"), "2");
+      await audit("list");
       await row.getByRole("link", { name: "handbook" }).click();
       await fileRow("broken.pdf").waitFor();
 

@@ -1,11 +1,11 @@
-import { mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ScriptedChatModel } from "../../models/scripted.js";
 import { messageText } from "../../util/message-text.js";
+import { axeViolations } from "../support/axe.js";
 import {
   ARTIFACTS_DIR,
   type BrowserSession,
@@ -187,14 +187,9 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
   const connectionBanner = () =>
     page().getByRole("status").filter({ hasText: "Connection lost: retrying" });
 
-  const axeSource = () =>
-    readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
   /** Runs axe-core on the page as it is; any violation fails with the page's name. */
   const audit = async (name: string) => {
-    await page().evaluate(axeSource());
-    const violations = await page().evaluate<{ id: string; nodes: { target: unknown }[] }[]>(
-      "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))",
-    );
+    const violations = await axeViolations(page());
     expect({ page: name, violations }).toEqual({ page: name, violations: [] });
   };
 
@@ -565,10 +560,7 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
         if (!fresh) throw new Error("no page");
         await fresh.goto("/");
         await fresh.getByLabel("API token", { exact: true }).waitFor();
-        await fresh.evaluate(axeSource());
-        const signInViolations = await fresh.evaluate<unknown[]>(
-          "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id))",
-        );
+        const signInViolations = (await axeViolations(fresh)).map((violation) => violation.id);
         expect({ page: `sign-in ${size.width}`, signInViolations }).toEqual({
           page: `sign-in ${size.width}`,
           signInViolations: [],
