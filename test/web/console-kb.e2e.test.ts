@@ -16,9 +16,9 @@ import {
 /**
  * The console's knowledge base pages in Chromium against a real server, as a user goes: create
  * one (a bad name first), upload a Markdown file and a PDF damaged inside, watch both go from
- * queued to indexed and error without reloading, be told of refused uploads and searches, find
- * a line, see the new knowledge base offered by the agent form, delete a file and the knowledge
- * base. The server indexes nothing itself (`knowledgeIngest: false`): a second runtime over the
+ * queued to indexed and error without reloading, be told of refused uploads and searches, drop
+ * a file, find a line, see the new knowledge base offered by the agent form, edit it, delete a
+ * file and the knowledge base. The server indexes nothing itself (`knowledgeIngest: false`): a second runtime over the
  * same store is the ingest worker, started once the page shows the files queued, so the page is
  * seen following the status live.
  */
@@ -176,6 +176,17 @@ describe("knowledge base pages in Chromium", () => {
       expect(await fileRow("leave-copy.md").count()).toBe(0);
       expect(await fileRow("big.txt").count()).toBe(0);
 
+      // A file dropped on the picker is uploaded like a picked one.
+      const dropped = await page.evaluateHandle(
+        `(() => {
+          const transfer = new DataTransfer();
+          transfer.items.add(new File(["Ferries leave the harbour at noon.\\n"], "dropped.txt", { type: "text/plain" }));
+          return transfer;
+        })()`,
+      );
+      await page.locator("[data-drop-zone]").dispatchEvent("drop", { dataTransfer: dropped });
+      await fileRow("dropped.txt", "indexed").waitFor();
+
       // A search the server refuses is told under the box; a real one shows the line.
       const search = page.getByRole("form", { name: "Knowledge base search" });
       await search.getByLabel("Search this knowledge base", { exact: true }).fill("   ");
@@ -225,7 +236,7 @@ describe("knowledge base pages in Chromium", () => {
       // The list counts the files; the knowledge base opens from it.
       await openKnowledgeBasesPage();
       const row = page.locator('tr[data-kb-name="handbook"]');
-      await waitForText(row.locator("[data-file-count]"), "2");
+      await waitForText(row.locator("[data-file-count]"), "3");
       await audit("list");
       await row.getByRole("link", { name: "handbook" }).click();
       await fileRow("broken.pdf").waitFor();
@@ -241,8 +252,20 @@ describe("knowledge base pages in Chromium", () => {
       await question.getByRole("button", { name: "Delete", exact: true }).click();
       await fileRow("broken.pdf").waitFor({ state: "detached" });
       expect(
-        (await server().runtime.kb.listFiles(ALICE, "handbook")).map((file) => file.name),
-      ).toEqual(["leave.md"]);
+        (await server().runtime.kb.listFiles(ALICE, "handbook")).map((file) => file.name).sort(),
+      ).toEqual(["dropped.txt", "leave.md"]);
+
+      // Editing: a new description and public sharing, saved with the version read.
+      await page.getByRole("button", { name: "Edit", exact: true }).click();
+      const edit = page.getByRole("form", { name: "Edit handbook" });
+      await edit.getByLabel("Description", { exact: true }).fill("Company rules, for everyone");
+      await edit.getByLabel("Sharing", { exact: true }).selectOption("public");
+      await edit.getByRole("button", { name: "Save", exact: true }).click();
+      await edit.waitFor({ state: "detached" });
+      await waitForText(page.locator(".kb-description"), "Company rules, for everyone");
+      const edited = await server().runtime.kb.get(ALICE, "handbook");
+      expect(edited.share_config.mode).toBe("public");
+      expect(edited.version).toBe(2);
 
       // Deleting the knowledge base returns to the list, without it.
       await page.getByRole("button", { name: "Delete knowledge base", exact: true }).click();

@@ -5,6 +5,8 @@ import {
   ingestSummary,
   isIngesting,
   type KbFileRecord,
+  type KnowledgeBaseRecord,
+  kbFormValues,
   kbPayload,
   lineSpan,
   uploadReport,
@@ -48,6 +50,35 @@ describe("the knowledge base page's model", () => {
       uids: [],
       editors: [],
     });
+  });
+
+  it("edits a stored knowledge base with the version it read", () => {
+    const stored: KnowledgeBaseRecord = {
+      id: "kb-1",
+      name: "handbook",
+      description: "rules",
+      owner_uid: "alice",
+      share_config: { mode: "users", uids: ["bob", "carol"], editors: ["bob"] },
+      embedder: {},
+      version: 3,
+      created_at: "2026-01-01T00:00:00.000Z",
+      updated_at: "2026-01-01T00:00:00.000Z",
+    };
+    const values = kbFormValues(stored);
+    expect(values).toEqual({
+      name: "handbook",
+      description: "rules",
+      share_mode: "users",
+      share_uids: "bob, carol",
+      share_editors: "bob",
+    });
+    expect(kbPayload(values, stored)).toEqual({
+      name: "handbook",
+      description: "rules",
+      share_config: stored.share_config,
+      expected_version: 3,
+    });
+    expect(kbFormValues()).toEqual(EMPTY_KB_FORM);
   });
 
   it("polls while a file is queued or indexing, and stops when none is", () => {

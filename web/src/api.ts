@@ -199,6 +199,11 @@ export class Api {
     return this.json("POST", "/api/kb", payload);
   }
 
+  /** Changes a knowledge base (owner and editors); its `expected_version` guards the change. */
+  updateKnowledgeBase(kb: string, payload: unknown): Promise<KnowledgeBaseRecord> {
+    return this.json("PUT", `/api/kb/${encodeURIComponent(kb)}`, payload);
+  }
+
   /** Deletes a knowledge base with its files and chunks. */
   deleteKnowledgeBase(kb: string): Promise<unknown> {
     return this.json("DELETE", `/api/kb/${encodeURIComponent(kb)}`);

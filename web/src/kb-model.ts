@@ -29,8 +29,23 @@ export const EMPTY_KB_FORM: KbFormValues = {
   share_editors: "",
 };
 
-/** The `POST /api/kb` body for the form's values. */
-export function kbPayload(values: KbFormValues) {
+/** The form's values for a new knowledge base, or for editing `kb`. */
+export function kbFormValues(kb?: KnowledgeBaseRecord): KbFormValues {
+  if (!kb) return EMPTY_KB_FORM;
+  return {
+    name: kb.name,
+    description: kb.description,
+    share_mode: kb.share_config.mode,
+    share_uids: kb.share_config.uids.join(", "),
+    share_editors: kb.share_config.editors.join(", "),
+  };
+}
+
+/**
+ * The `POST /api/kb` body for the form's values, or the `PUT /api/kb/:kb` body (with the
+ * version read, so a change made meanwhile is a conflict, not lost) when `editing` is given.
+ */
+export function kbPayload(values: KbFormValues, editing?: KnowledgeBaseRecord) {
   return {
     name: values.name.trim(),
     description: values.description,
@@ -39,6 +54,7 @@ export function kbPayload(values: KbFormValues) {
       uids: splitList(values.share_uids),
       editors: splitList(values.share_editors),
     },
+    ...(editing ? { expected_version: editing.version } : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { Api } from "../api.js";
 import { ConfirmDialog } from "../components/confirm-dialog.js";
 import { KbFileList } from "../components/kb-file-list.js";
+import { KbForm } from "../components/kb-form.js";
 import { KbSearch } from "../components/kb-search.js";
 import { KbUpload } from "../components/kb-upload.js";
 import { useKbFiles } from "../components/use-kb-files.js";
@@ -20,6 +21,7 @@ export function KbDetailPage(props: { api: Api; kbId: string; onDeleted: () => v
   const [kbError, setKbError] = useState<string | undefined>();
   const [actionError, setActionError] = useState<string | undefined>();
   const [deleting, setDeleting] = useState<Deleting | undefined>();
+  const [editing, setEditing] = useState(false);
   const files = useKbFiles(api, kbId);
 
   useEffect(() => {
@@ -74,10 +76,30 @@ export function KbDetailPage(props: { api: Api; kbId: string; onDeleted: () => v
       {back}
       <div class="page-head">
         <h1>{kb.name}</h1>
-        <button type="button" class="danger" onClick={() => setDeleting({ kind: "kb" })}>
-          Delete knowledge base
-        </button>
+        <div class="head-actions">
+          <button
+            type="button"
+            class="secondary"
+            disabled={editing}
+            onClick={() => setEditing(true)}
+          >
+            Edit
+          </button>
+          <button type="button" class="danger" onClick={() => setDeleting({ kind: "kb" })}>
+            Delete knowledge base
+          </button>
+        </div>
       </div>
+      {editing && (
+        <KbForm
+          api={api}
+          kb={kb}
+          onDone={(saved) => {
+            setEditing(false);
+            if (saved) setKb(saved);
+          }}
+        />
+      )}
       {kb.description && <p class="kb-description">{kb.description}</p>}
       <p class="muted">
         Sharing: {kb.share_config.mode} · owner: {kb.owner_uid}

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Api } from "../api.js";
 import { ConfirmDialog } from "../components/confirm-dialog.js";
-import { KbCreateForm } from "../components/kb-create-form.js";
+import { KbForm } from "../components/kb-form.js";
 import type { KnowledgeBaseRecord } from "../kb-model.js";
 
 /** A knowledge base with its file count (undefined while it loads or when it could not). */
@@ -70,7 +70,7 @@ export function KbListPage(props: { api: Api; onOpen: (kb: KnowledgeBaseRecord) 
         </p>
       )}
       {creating && (
-        <KbCreateForm
+        <KbForm
           api={api}
           onDone={(created) => {
             setCreating(false);

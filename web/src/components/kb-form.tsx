@@ -2,9 +2,9 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { formFieldOf } from "../agent-form-model.js";
 import { type Api, ApiError } from "../api.js";
 import {
-  EMPTY_KB_FORM,
   type KbFormValues,
   type KnowledgeBaseRecord,
+  kbFormValues,
   kbPayload,
 } from "../kb-model.js";
 
@@ -27,15 +27,18 @@ interface FormError {
 }
 
 /**
- * Creates a knowledge base: name, description and sharing (the agents' rules: private, listed
- * users, or public; editors may change it and add files). Validation is the server's: its error
- * is shown next to the field it names, with that field focused.
+ * Creates a knowledge base, or edits `kb`: name, description and sharing (the agents' rules:
+ * private, listed users, or public; editors may change it and add files). Validation is the
+ * server's: its error is shown next to the field it names, with that field focused. `onDone`
+ * gets the saved record, or undefined on Cancel.
  */
-export function KbCreateForm(props: {
+export function KbForm(props: {
   api: Api;
-  onDone: (created: KnowledgeBaseRecord | undefined) => void;
+  kb?: KnowledgeBaseRecord | undefined;
+  onDone: (saved: KnowledgeBaseRecord | undefined) => void;
 }) {
-  const [values, setValues] = useState<KbFormValues>(EMPTY_KB_FORM);
+  const { api, kb } = props;
+  const [values, setValues] = useState<KbFormValues>(() => kbFormValues(kb));
   const [error, setError] = useState<FormError | undefined>();
   const [saving, setSaving] = useState(false);
   const form = useRef<HTMLFormElement>(null);
@@ -62,7 +65,10 @@ export function KbCreateForm(props: {
     setSaving(true);
     setError(undefined);
     try {
-      props.onDone(await props.api.createKnowledgeBase(kbPayload(values)));
+      const payload = kbPayload(values, kb);
+      props.onDone(
+        kb ? await api.updateKnowledgeBase(kb.id, payload) : await api.createKnowledgeBase(payload),
+      );
     } catch (caught) {
       const field = formFieldOf(caught instanceof ApiError ? caught.field : undefined);
       const known = field !== undefined && (field === "share_mode" || field in values);
@@ -85,8 +91,8 @@ export function KbCreateForm(props: {
       .join(" ") || undefined;
 
   return (
-    <form ref={form} class="agent-form" aria-label="New knowledge base" onSubmit={save} noValidate>
-      <h2>New knowledge base</h2>
+    <form ref={form} class="agent-form" aria-labelledby="kb-form-title" onSubmit={save} noValidate>
+      <h2 id="kb-form-title">{kb ? `Edit ${kb.name}` : "New knowledge base"}</h2>
       {error && error.field === undefined && (
         <p role="alert" class="error">
           {error.message}
@@ -113,7 +119,7 @@ export function KbCreateForm(props: {
       </div>
       <div class="form-actions">
         <button type="submit" disabled={saving}>
-          {saving ? "Creating…" : "Create"}
+          {saving ? "Saving…" : kb ? "Save" : "Create"}
         </button>
         <button type="button" class="secondary" onClick={() => props.onDone(undefined)}>
           Cancel
