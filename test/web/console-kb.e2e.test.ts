@@ -163,10 +163,17 @@ describe("knowledge base pages in Chromium", () => {
         { name: "tool.exe", mimeType: "application/octet-stream", buffer: Buffer.from("MZ") },
       ]);
       await waitForText(page.locator("[data-upload-error]"), 'file "tool.exe" has type ".exe"');
+      const tooLarge = page.waitForResponse(
+        (response) => response.request().method() === "POST" && /\/files$/.test(response.url()),
+      );
       await upload.setInputFiles([
         { name: "big.txt", mimeType: "text/plain", buffer: Buffer.alloc(MAX_FILE_BYTES + 1, 97) },
       ]);
-      await waitForText(page.locator("[data-upload-error]"), "big.txt");
+      expect((await tooLarge).status()).toBe(413);
+      await waitForText(
+        page.locator("[data-upload-error]"),
+        `file "big.txt" is ${MAX_FILE_BYTES + 1} bytes, over the ${MAX_FILE_BYTES}-byte limit`,
+      );
       await upload.setInputFiles([
         { name: "leave-copy.md", mimeType: "text/markdown", buffer: Buffer.from(LEAVE_MD) },
         { name: "virus.bat", mimeType: "application/octet-stream", buffer: Buffer.from("echo") },

@@ -40,7 +40,10 @@ export function KbUpload(props: { api: Api; kbId: string; onUploaded: () => void
   const dropped = (event: DragEvent) => {
     event.preventDefault();
     setDragging(false);
-    if (busy) return;
+    if (busy) {
+      setError("An upload is still being sent: drop these files again once it is done.");
+      return;
+    }
     void send([...(event.dataTransfer?.files ?? [])]);
   };
 

@@ -1,13 +1,13 @@
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Api } from "../api.js";
 import { ConfirmDialog } from "../components/confirm-dialog.js";
 import { KbForm } from "../components/kb-form.js";
 import type { KnowledgeBaseRecord } from "../kb-model.js";
 
-/** A knowledge base with its file count (undefined while it loads or when it could not). */
+/** A knowledge base with its file count (undefined while it loads, null if it could not). */
 interface Listed {
   kb: KnowledgeBaseRecord;
-  fileCount: number | undefined;
+  fileCount: number | null | undefined;
 }
 
 /**
@@ -21,22 +21,30 @@ export function KbListPage(props: { api: Api; onOpen: (kb: KnowledgeBaseRecord) 
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<KnowledgeBaseRecord | undefined>();
 
+  // Only the latest load's answers are shown: one started before a delete must not bring back
+  // what the delete removed.
+  const latest = useRef(0);
   // `/api/kb` has no file counts: each knowledge base's file list is read alongside it.
   const load = useCallback(async () => {
+    latest.current += 1;
+    const ticket = latest.current;
     try {
       const kbs = await api.listKnowledgeBases();
+      if (ticket !== latest.current) return;
       setListed(kbs.map((kb) => ({ kb, fileCount: undefined })));
       setError(undefined);
       const counts = await Promise.all(
         kbs.map((kb) =>
           api.knowledgeFiles(kb.id).then(
             (files) => files.length,
-            () => undefined,
+            () => null,
           ),
         ),
       );
+      if (ticket !== latest.current) return;
       setListed(kbs.map((kb, index) => ({ kb, fileCount: counts[index] })));
     } catch (caught) {
+      if (ticket !== latest.current) return;
       setError(`Cannot list the knowledge bases: ${(caught as Error).message}`);
     }
   }, [api]);
@@ -105,7 +113,13 @@ export function KbListPage(props: { api: Api; onOpen: (kb: KnowledgeBaseRecord) 
                   {kb.description && <div class="muted">{kb.description}</div>}
                 </td>
                 <td data-label="Files" data-file-count>
-                  {fileCount ?? "…"}
+                  {fileCount === undefined ? (
+                    "…"
+                  ) : fileCount === null ? (
+                    <span title="the file list could not be read">?</span>
+                  ) : (
+                    fileCount
+                  )}
                 </td>
                 <td data-label="Sharing">
                   {kb.share_config.mode}
