@@ -5,6 +5,7 @@ import {
   type BrowserSession,
   openSession,
   waitForText,
+  waitUntil,
   withArtifacts,
 } from "../support/browser.js";
 import {
@@ -141,7 +142,19 @@ describe("knowledge base pages in Chromium", () => {
       ]);
       await fileRow("leave.md", "queued").waitFor();
       await fileRow("broken.pdf", "queued").waitFor();
-      await waitForText(page.locator("[data-ingest-summary]"), "Indexing 2 of 2 files");
+      const summary = page.locator("[data-ingest-summary]");
+      await waitForText(summary, "2 files: 2 queued.");
+      // While files wait, the page reads the list again and again.
+      expect(await summary.getAttribute("data-polling")).toBe("true");
+      const listings: string[] = [];
+      const onRequest = (request: { method(): string; url(): string }) => {
+        if (request.method() === "GET" && /\/api\/kb\/[^/]+\/files$/.test(request.url())) {
+          listings.push(request.url());
+        }
+      };
+      page.on("request", onRequest);
+      await waitUntil("two more listings of the files", () => listings.length >= 2);
+      page.off("request", onRequest);
 
       // The worker indexes them; the page follows without a reload.
       const ingest = await startIngestWorker();
@@ -154,7 +167,9 @@ describe("knowledge base pages in Chromium", () => {
       );
       const stored = await server().runtime.kb.listFiles(ALICE, "handbook");
       expect(stored.find((file) => file.name === "broken.pdf")?.error).toBe(reason);
-      await waitForText(page.locator("[data-ingest-summary]"), "2 files, all processed, 1 failed");
+      await waitForText(summary, "2 files: 1 indexed, 1 error.");
+      // Nothing is queued or indexing any more: the page stops reading the list.
+      expect(await summary.getAttribute("data-polling")).toBe("false");
 
       // Refusals are told next to the upload control: a type no ingest reads (the whole
       // upload refused, 415), a file over the limit (413), and a duplicate of leave.md.

@@ -88,15 +88,15 @@ describe("the knowledge base page's model", () => {
     expect(isIngesting([file("a.md", "indexed"), file("b.pdf", "error")])).toBe(false);
   });
 
-  it("sums up the files' progress in one line", () => {
+  it("sums up the files' progress in one line, each status counted", () => {
     expect(ingestSummary([])).toBe("No files yet.");
     expect(ingestSummary([file("a.md", "queued"), file("b.pdf", "indexing")])).toBe(
-      "Indexing 2 of 2 files…",
+      "2 files: 1 queued, 1 indexing.",
     );
-    expect(ingestSummary([file("a.md", "indexed"), file("b.pdf", "error")])).toBe(
-      "2 files, all processed, 1 failed.",
-    );
-    expect(ingestSummary([file("a.md", "indexed")])).toBe("1 file, all processed.");
+    expect(
+      ingestSummary([file("a.md", "error"), file("b.pdf", "indexed"), file("c.txt", "indexed")]),
+    ).toBe("3 files: 2 indexed, 1 error.");
+    expect(ingestSummary([file("a.md", "indexed")])).toBe("1 file: 1 indexed.");
   });
 
   it("reports the refused files and the duplicates of an accepted upload", () => {

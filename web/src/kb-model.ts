@@ -4,11 +4,20 @@
  * so it is unit-tested without a browser. The server validates; this only shapes.
  */
 
-import type { KbFileRecord, KnowledgeBaseRecord } from "../../knowledge/schema.js";
+import type { FileStatus, KbFileRecord, KnowledgeBaseRecord } from "../../knowledge/schema.js";
 import type { KbSearchHit, KbUploadResult } from "../../knowledge/service.js";
 import { splitList } from "./agent-form-model.js";
 
 export type { KbFileRecord, KbSearchHit, KbUploadResult, KnowledgeBaseRecord };
+
+/**
+ * A file's ingest statuses, in the order a file goes through them. A record (not a list) so a
+ * status added to `knowledge/schema.ts` fails to compile here until it is placed.
+ */
+const STATUS_ORDER: Record<FileStatus, number> = { queued: 0, indexing: 1, indexed: 2, error: 3 };
+const FILE_STATUSES = (Object.keys(STATUS_ORDER) as FileStatus[]).sort(
+  (a, b) => STATUS_ORDER[a] - STATUS_ORDER[b],
+);
 
 /** What the create form holds. */
 export interface KbFormValues {
@@ -66,15 +75,16 @@ export function isIngesting(files: readonly KbFileRecord[]): boolean {
   return files.some((file) => file.status === "queued" || file.status === "indexing");
 }
 
-/** One line for the files' progress: "Indexing 2 of 3 files…" or "3 files, all processed." */
+/** One line for the files' progress, each status counted: "3 files: 1 queued, 2 indexed." */
 export function ingestSummary(files: readonly KbFileRecord[]): string {
   if (files.length === 0) return "No files yet.";
-  const waiting = files.filter((file) => file.status === "queued" || file.status === "indexing");
-  const failed = files.filter((file) => file.status === "error").length;
-  const count = `${files.length} ${files.length === 1 ? "file" : "files"}`;
-  const failures = failed > 0 ? `, ${failed} failed` : "";
-  if (waiting.length > 0) return `Indexing ${waiting.length} of ${count}${failures}…`;
-  return `${count}, all processed${failures}.`;
+  const counts = FILE_STATUSES.map(
+    (status) => [status, files.filter((file) => file.status === status).length] as const,
+  );
+  const parts = counts
+    .filter(([, count]) => count > 0)
+    .map(([status, count]) => `${count} ${status}`);
+  return `${files.length} ${files.length === 1 ? "file" : "files"}: ${parts.join(", ")}.`;
 }
 
 /** What an accepted upload answer says beyond "queued": refused files and unchanged duplicates. */

@@ -13,6 +13,8 @@ export interface KbFilesState {
   error: string | undefined;
   /** True once the server said the knowledge base is not there (404): polling stops. */
   gone: boolean;
+  /** True while the list is read again on a beat (a file is queued or indexing). */
+  polling: boolean;
   /** Reads the list again now (after an upload or a delete). */
   reload: () => Promise<void>;
 }
@@ -55,12 +57,13 @@ export function useKbFiles(api: Api, kbId: string): KbFilesState {
     void reload();
   }, [reload]);
 
+  const polling = !gone && files !== undefined && isIngesting(files);
   // `attempts` is a dependency only to schedule the next poll after each listing.
   useEffect(() => {
-    if (gone || !files || !isIngesting(files)) return;
+    if (!polling) return;
     const timer = setTimeout(() => void reload(), POLL_MS);
     return () => clearTimeout(timer);
-  }, [files, gone, attempts, reload]);
+  }, [polling, attempts, reload]);
 
-  return { files, error, gone, reload };
+  return { files, error, gone, polling, reload };
 }

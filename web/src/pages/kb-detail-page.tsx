@@ -126,7 +126,12 @@ export function KbDetailPage(props: { api: Api; kbId: string; onDeleted: () => v
           !files.error && <p aria-busy="true">Loading files…</p>
         ) : (
           <>
-            <p role="status" class="muted" data-ingest-summary>
+            <p
+              role="status"
+              class="muted"
+              data-ingest-summary
+              data-polling={files.polling ? "true" : "false"}
+            >
               {ingestSummary(files.files)}
             </p>
             <KbFileList
