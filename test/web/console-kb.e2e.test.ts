@@ -319,6 +319,28 @@ describe("knowledge base pages in Chromium", () => {
         expect(await page.locator('tr[data-kb-name="alice-private"]').count()).toBe(0);
         expect(await page.locator("main").textContent()).not.toContain("alice-private");
 
+        // By keyboard alone: the form opens with Name focused, Enter creates, and the new
+        // knowledge base's heading has the focus.
+        await page.getByRole("button", { name: "New knowledge base", exact: true }).focus();
+        await page.keyboard.press("Enter");
+        await waitUntil("the Name field to have the focus", () =>
+          page.evaluate<boolean>('document.activeElement?.id === "kb-name"'),
+        );
+        await page.keyboard.type("bob-notes");
+        await page.keyboard.press("Enter");
+        const heading = page.getByRole("heading", { name: "bob-notes", exact: true, level: 1 });
+        await heading.waitFor();
+        await waitUntil("the heading to have the focus", () =>
+          page.evaluate<boolean>(
+            'document.activeElement?.tagName === "H1" && document.activeElement.textContent === "bob-notes"',
+          ),
+        );
+        expect((await runtime.kb.list(BOB)).map((kb) => kb.name).sort()).toEqual([
+          "alice-public",
+          "bob-notes",
+        ]);
+        expect((await runtime.kb.list(ALICE)).map((kb) => kb.name)).not.toContain("bob-notes");
+
         // Its address, typed in: the server's 404 is shown, and nothing of it.
         await page.goto(`/#/kb/${encodeURIComponent(secret.id)}`);
         const refusal = page.getByRole("alert").first();

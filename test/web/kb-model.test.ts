@@ -89,7 +89,7 @@ describe("the knowledge base page's model", () => {
   });
 
   it("sums up the files' progress in one line, each status counted", () => {
-    expect(ingestSummary([])).toBe("No files yet.");
+    expect(ingestSummary([])).toBe("No files yet: add some above.");
     expect(ingestSummary([file("a.md", "queued"), file("b.pdf", "indexing")])).toBe(
       "2 files: 1 queued, 1 indexing.",
     );

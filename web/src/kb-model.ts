@@ -77,7 +77,7 @@ export function isIngesting(files: readonly KbFileRecord[]): boolean {
 
 /** One line for the files' progress, each status counted: "3 files: 1 queued, 2 indexed." */
 export function ingestSummary(files: readonly KbFileRecord[]): string {
-  if (files.length === 0) return "No files yet.";
+  if (files.length === 0) return "No files yet: add some above.";
   const counts = FILE_STATUSES.map(
     (status) => [status, files.filter((file) => file.status === status).length] as const,
   );

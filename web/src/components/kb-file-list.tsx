@@ -10,9 +10,8 @@ export function KbFileList(props: {
   files: readonly KbFileRecord[];
   onDelete: (file: KbFileRecord) => void;
 }) {
-  if (props.files.length === 0) {
-    return <p class="hint">No files yet: add some above.</p>;
-  }
+  // Nothing to list: the page's summary line says so.
+  if (props.files.length === 0) return null;
   return (
     <table class="agents kb-files">
       <caption class="visually-hidden">Files and their ingest status</caption>

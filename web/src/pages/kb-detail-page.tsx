@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { Api } from "../api.js";
 import { ConfirmDialog } from "../components/confirm-dialog.js";
 import { KbFileList } from "../components/kb-file-list.js";
@@ -23,6 +23,14 @@ export function KbDetailPage(props: { api: Api; kbId: string; onDeleted: () => v
   const [deleting, setDeleting] = useState<Deleting | undefined>();
   const [editing, setEditing] = useState(false);
   const files = useKbFiles(api, kbId);
+  const heading = useRef<HTMLHeadingElement>(null);
+
+  // Opened from the list or just created: the heading takes the focus, so keyboard and screen
+  // reader users start at the top of the page they came to, not on a button that is gone.
+  const loadedId = kb?.id;
+  useEffect(() => {
+    if (loadedId) heading.current?.focus();
+  }, [loadedId]);
 
   useEffect(() => {
     setKb(undefined);
@@ -75,7 +83,9 @@ export function KbDetailPage(props: { api: Api; kbId: string; onDeleted: () => v
     <section class="page kb-detail">
       {back}
       <div class="page-head">
-        <h1>{kb.name}</h1>
+        <h1 ref={heading} tabIndex={-1}>
+          {kb.name}
+        </h1>
         <div class="head-actions">
           <button
             type="button"
