@@ -299,7 +299,7 @@ describe("knowledge base pages in Chromium", () => {
     });
   }, 120_000);
 
-  it("shows a second user only what is shared with them, and a 404 for the rest", async () => {
+  it("a second user sees only what is shared with them: read-only refuses uploads (403), the rest is a 404", async () => {
     const runtime = server().runtime;
     const secret = await runtime.kb.create(ALICE, { name: "alice-private" });
     await runtime.kb.create(ALICE, {
@@ -318,6 +318,23 @@ describe("knowledge base pages in Chromium", () => {
         await waitForText(shared, "owner: alice");
         expect(await page.locator('tr[data-kb-name="alice-private"]').count()).toBe(0);
         expect(await page.locator("main").textContent()).not.toContain("alice-private");
+
+        // Shared read-only: an upload is refused (403) with the server's reason, shown there.
+        await shared.getByRole("link", { name: "alice-public" }).click();
+        await page.getByRole("heading", { name: "alice-public", exact: true, level: 1 }).waitFor();
+        const refused = page.waitForResponse(
+          (response) => response.request().method() === "POST" && /\/files$/.test(response.url()),
+        );
+        await page
+          .getByLabel("Files to upload", { exact: true })
+          .setInputFiles([
+            { name: "mine.md", mimeType: "text/markdown", buffer: Buffer.from("# Mine\n") },
+          ]);
+        expect((await refused).status()).toBe(403);
+        await waitForText(page.locator("[data-upload-error]"), "is shared with you read-only");
+        expect(await runtime.kb.listFiles(ALICE, "alice-public")).toEqual([]);
+        await page.getByRole("link", { name: "Knowledge bases", exact: true }).click();
+        await page.locator('tr[data-kb-name="alice-public"]').waitFor();
 
         // By keyboard alone: the form opens with Name focused, Enter creates, and the new
         // knowledge base's heading has the focus.
