@@ -120,5 +120,9 @@ export function formatScore(score: number): string {
   return String(Number(score.toPrecision(3)));
 }
 
+/** What deleting a knowledge base does, said before it is done. */
+export const KB_DELETE_WARNING =
+  "Its files and their index are deleted for everyone it is shared with; agents that name it stop finding it. This cannot be undone.";
+
 /** The file types ingest reads, for the file picker (the server judges every file anyway). */
 export const ACCEPTED_FILE_TYPES = ".txt,.text,.md,.markdown,.html,.htm,.pdf,.docx";

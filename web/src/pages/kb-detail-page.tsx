@@ -6,7 +6,12 @@ import { KbForm } from "../components/kb-form.js";
 import { KbSearch } from "../components/kb-search.js";
 import { KbUpload } from "../components/kb-upload.js";
 import { useKbFiles } from "../components/use-kb-files.js";
-import { ingestSummary, type KbFileRecord, type KnowledgeBaseRecord } from "../kb-model.js";
+import {
+  ingestSummary,
+  KB_DELETE_WARNING,
+  type KbFileRecord,
+  type KnowledgeBaseRecord,
+} from "../kb-model.js";
 
 /** What the confirm dialog is asking about. */
 type Deleting = { kind: "kb" } | { kind: "file"; file: KbFileRecord };
@@ -162,10 +167,7 @@ export function KbDetailPage(props: { api: Api; kbId: string; onDeleted: () => v
           onCancel={() => setDeleting(undefined)}
         >
           {deleting.kind === "kb" ? (
-            <p>
-              Its files and their index are deleted for everyone it is shared with; agents that name
-              it stop finding it. This cannot be undone.
-            </p>
+            <p>{KB_DELETE_WARNING}</p>
           ) : (
             <p>The file and its chunks are deleted: searches no longer find them.</p>
           )}

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Api } from "../api.js";
 import { ConfirmDialog } from "../components/confirm-dialog.js";
 import { KbForm } from "../components/kb-form.js";
-import type { KnowledgeBaseRecord } from "../kb-model.js";
+import { KB_DELETE_WARNING, type KnowledgeBaseRecord } from "../kb-model.js";
 
 /** A knowledge base with its file count (undefined while it loads, null if it could not). */
 interface Listed {
@@ -147,10 +147,7 @@ export function KbListPage(props: { api: Api; onOpen: (kb: KnowledgeBaseRecord) 
           onConfirm={() => void remove(deleting)}
           onCancel={() => setDeleting(undefined)}
         >
-          <p>
-            Its files and their index are deleted for everyone it is shared with; agents that name
-            it stop finding it. This cannot be undone.
-          </p>
+          <p>{KB_DELETE_WARNING}</p>
         </ConfirmDialog>
       )}
     </section>
