@@ -1,25 +1,26 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ScriptedChatModel } from "../../models/scripted.js";
-import { createServer, type SubagentGraphServer } from "../../server/app.js";
-import { buildConsole } from "../../server/console-build.js";
 import { messageText } from "../../util/message-text.js";
+import { axeViolations } from "../support/axe.js";
 import {
   ARTIFACTS_DIR,
   type BrowserSession,
-  launchBrowser,
   openSession,
   waitForText,
   waitUntil,
   withArtifacts,
 } from "../support/browser.js";
+import {
+  type ConsoleServer,
+  signInWithToken,
+  startConsoleServer,
+} from "../support/console-server.js";
 import { Gate } from "../support/gate.js";
-import { mainAgentPayload, makeRuntime, type RuntimeFixture } from "../support/runtime-fixture.js";
+import { mainAgentPayload } from "../support/runtime-fixture.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 
 /**
@@ -120,11 +121,8 @@ const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 
 describe("web console in Chromium: live runs, layout, rendering", () => {
-  let consoleDir: string | undefined;
-  let fixture: RuntimeFixture | undefined;
-  let server: SubagentGraphServer | undefined;
+  let harness: ConsoleServer | undefined;
   let proxy: TcpProxy | undefined;
-  let browser: Browser | undefined;
   let session: BrowserSession | undefined;
   let token = "";
   let directBase = "";
@@ -136,15 +134,12 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
   const page = (): Page => ui().page;
 
   beforeAll(async () => {
-    consoleDir = mkdtempSync(join(tmpdir(), "subagent-graph-console-"));
-    await buildConsole(consoleDir);
-    fixture = await makeRuntime({
-      saver: "sqlite",
+    harness = await startConsoleServer({
+      users: [UID],
       models: { "scripted:main": main, "scripted:scout": scout, "scripted:sloth": sloth },
     });
-    const { runtime } = fixture;
-    await runtime.users.ensure(UID);
-    token = (await runtime.users.issueToken(UID, { label: "e2e" })).token;
+    const { runtime } = harness;
+    token = harness.token(UID);
     await runtime.agents.create(UID, {
       slug: "scout",
       name: "Field Scout",
@@ -164,34 +159,21 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
       name: "Warden",
       is_default: true,
     });
-    server = await createServer(runtime, { consoleDir });
-    directBase = await server.app.listen({ host: "127.0.0.1", port: 0 });
+    directBase = harness.base;
     proxy = new TcpProxy("127.0.0.1", Number(new URL(directBase).port));
     await proxy.listen();
-    browser = await launchBrowser();
-    session = await openSession(browser, proxy.url);
+    session = await openSession(harness.browser, proxy.url);
     await session.page.setViewportSize(DESKTOP);
     // Signed in as a returning user would be: the token is in local storage.
-    await session.page.goto("/");
-    await session.page.evaluate(
-      `localStorage.setItem("subagent-graph.token", ${JSON.stringify(token)})`,
-    );
-    await session.page.reload();
-    await session.page.getByRole("button", { name: "Sign out", exact: true }).waitFor();
+    await signInWithToken(session, token);
   }, 180_000);
 
   afterAll(async () => {
     gateLive.release();
     gateLost.release();
     await session?.context.close().catch(() => {});
-    await browser?.close().catch(() => {});
     await proxy?.cut();
-    if (server) {
-      await server.runs.cancelAll();
-      await server.app.close();
-    }
-    await fixture?.dispose();
-    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
+    await harness?.close();
   }, 60_000);
 
   const card = (slug: string, status?: string) =>
@@ -205,14 +187,9 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
   const connectionBanner = () =>
     page().getByRole("status").filter({ hasText: "Connection lost: retrying" });
 
-  const axeSource = () =>
-    readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
   /** Runs axe-core on the page as it is; any violation fails with the page's name. */
   const audit = async (name: string) => {
-    await page().evaluate(axeSource());
-    const violations = await page().evaluate<{ id: string; nodes: { target: unknown }[] }[]>(
-      "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))",
-    );
+    const violations = await axeViolations(page());
     expect({ page: name, violations }).toEqual({ page: name, violations: [] });
   };
 
@@ -445,7 +422,7 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
       await send(CLOCK_QUESTION);
       await assistantMessage(CLOCK_ANSWER).waitFor();
       await waitForText(entry, CLOCK_QUESTION);
-      const stored = await fixture?.runtime.threads.get(UID, threadId);
+      const stored = await harness?.runtime.threads.get(UID, threadId);
       expect(stored?.metadata.title).toBe(CLOCK_QUESTION);
 
       // The tool call is folded, with its arguments and its result inside.
@@ -472,7 +449,7 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
       await entry.getByLabel("New title", { exact: true }).fill("Clock check");
       await entry.getByRole("button", { name: "Save", exact: true }).click();
       await waitForText(entry.locator("a.thread-link"), "Clock check");
-      expect((await fixture?.runtime.threads.get(UID, threadId))?.metadata.title).toBe(
+      expect((await harness?.runtime.threads.get(UID, threadId))?.metadata.title).toBe(
         "Clock check",
       );
 
@@ -578,15 +555,12 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
       for (const size of [DESKTOP, PHONE]) {
         await page().setViewportSize(size);
         // Sign-in (a fresh context: no token stored).
-        const signIn = await browser?.newContext({ baseURL: proxy?.url, viewport: size });
+        const signIn = await harness?.browser.newContext({ baseURL: proxy?.url, viewport: size });
         const fresh = await signIn?.newPage();
         if (!fresh) throw new Error("no page");
         await fresh.goto("/");
         await fresh.getByLabel("API token", { exact: true }).waitFor();
-        await fresh.evaluate(axeSource());
-        const signInViolations = await fresh.evaluate<unknown[]>(
-          "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id))",
-        );
+        const signInViolations = (await axeViolations(fresh)).map((violation) => violation.id);
         expect({ page: `sign-in ${size.width}`, signInViolations }).toEqual({
           page: `sign-in ${size.width}`,
           signInViolations: [],
@@ -635,7 +609,7 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
 
   it("attaches a file from the message box; a conversation whose agent was deleted says so", async () => {
     await withArtifacts(ui(), "live-attach", async () => {
-      const runtime = fixture?.runtime;
+      const runtime = harness?.runtime;
       if (!runtime) throw new Error("no runtime");
       const ephemeral = await runtime.agents.create(UID, {
         ...mainAgentPayload("ephemeral", "offline", undefined),
@@ -708,7 +682,7 @@ describe("web console in Chromium: live runs, layout, rendering", () => {
       expect(await humans.count()).toBe(1);
 
       // The thread's head is the last fork; the first branch stays in its history.
-      const runtime = fixture?.runtime;
+      const runtime = harness?.runtime;
       if (!runtime) throw new Error("the runtime did not start");
       const head = await runtime.threads.state(UID, threadId);
       const messages = (head?.values as { messages?: BaseMessage[] } | undefined)?.messages ?? [];

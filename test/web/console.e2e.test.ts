@@ -1,26 +1,21 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { AgentRecord } from "../../agents/schema.js";
 import { ScriptedChatModel } from "../../models/scripted.js";
-import { createServer, type SubagentGraphServer } from "../../server/app.js";
-import { buildConsole } from "../../server/console-build.js";
 import { messageText } from "../../util/message-text.js";
 import {
   ARTIFACTS_DIR,
   type BrowserSession,
-  launchBrowser,
   openSession,
   textUnderHeading,
   waitForText,
   waitUntil,
   withArtifacts,
 } from "../support/browser.js";
+import { type ConsoleServer, startConsoleServer } from "../support/console-server.js";
 import { Gate } from "../support/gate.js";
-import { makeRuntime, type RuntimeFixture } from "../support/runtime-fixture.js";
 
 const UID = "alice";
 const QUESTION = "What is the boiling point of water?";
@@ -58,17 +53,14 @@ const researcher = new ScriptedChatModel("researcher", [
 const slow = new ScriptedChatModel("slow", [{ reply: { text: "too late" }, delayMs: 600_000 }]);
 
 describe("web console in Chromium", () => {
-  let consoleDir: string | undefined;
-  let fixture: RuntimeFixture | undefined;
-  let server: SubagentGraphServer | undefined;
-  let browser: Browser | undefined;
+  let harness: ConsoleServer | undefined;
   let session: BrowserSession | undefined;
   let base = "";
   let token = "";
 
   const runtime = () => {
-    if (!fixture) throw new Error("the runtime did not start");
-    return fixture.runtime;
+    if (!harness) throw new Error("the runtime did not start");
+    return harness.runtime;
   };
   const ui = () => {
     if (!session) throw new Error("the browser did not start");
@@ -76,34 +68,22 @@ describe("web console in Chromium", () => {
   };
 
   beforeAll(async () => {
-    consoleDir = mkdtempSync(join(tmpdir(), "subagent-graph-console-"));
-    await buildConsole(consoleDir);
-    fixture = await makeRuntime({
-      saver: "sqlite",
+    harness = await startConsoleServer({
+      users: [UID],
       models: {
         "scripted:main": main,
         "scripted:researcher": researcher,
         "scripted:slow": slow,
       },
     });
-    await fixture.runtime.users.ensure(UID);
-    token = (await fixture.runtime.users.issueToken(UID, { label: "e2e" })).token;
-    server = await createServer(fixture.runtime, { consoleDir });
-    base = await server.app.listen({ host: "127.0.0.1", port: 0 });
-    browser = await launchBrowser();
-    session = await openSession(browser, base);
+    base = harness.base;
+    token = harness.token(UID);
+    session = await openSession(harness.browser, base);
   }, 180_000);
 
   afterAll(async () => {
     researcherGate.release();
-    await session?.context.close().catch(() => {});
-    await browser?.close().catch(() => {});
-    if (server) {
-      await server.runs.cancelAll();
-      await server.app.close();
-    }
-    await fixture?.dispose();
-    if (consoleDir) rmSync(consoleDir, { recursive: true, force: true });
+    await harness?.close();
   }, 60_000);
 
   /** Signs in with the right token unless the app is already shown. */

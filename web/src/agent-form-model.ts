@@ -124,7 +124,8 @@ export function formFieldOf(apiField: string | undefined): string | undefined {
   return head;
 }
 
-function splitList(text: string): string[] {
+/** Comma-separated user ids as a list, blanks dropped. */
+export function splitList(text: string): string[] {
   return text
     .split(",")
     .map((item) => item.trim())

@@ -1,10 +1,10 @@
 import { Client } from "@langchain/langgraph-sdk/client";
 import type { AgentRecord } from "./agent-form-model.js";
 import type { HistoryState } from "./fork-point.js";
+import type { KbFileRecord, KbSearchHit, KbUploadResult, KnowledgeBaseRecord } from "./kb-model.js";
 import type { SseEvent } from "./stream-event.js";
 
-/** Where the token is kept between visits. */
-export const TOKEN_KEY = "subagent-graph.token";
+export { TOKEN_KEY } from "./token-key.js";
 
 /** An error answer of the API (`{ error: { code, message, field? } }`), or a network failure. */
 export class ApiError extends Error {
@@ -182,6 +182,73 @@ export class Api {
 
   catalog(): Promise<Catalog> {
     return this.json("GET", "/api/catalog");
+  }
+
+  /** The knowledge bases the user may see (own, shared with them, public). */
+  async listKnowledgeBases(): Promise<KnowledgeBaseRecord[]> {
+    const answer = await this.json<{ knowledge_bases: KnowledgeBaseRecord[] }>("GET", "/api/kb");
+    return answer.knowledge_bases;
+  }
+
+  /** One knowledge base, by id or name (404 when the user may not see it). */
+  knowledgeBase(kb: string): Promise<KnowledgeBaseRecord> {
+    return this.json("GET", `/api/kb/${encodeURIComponent(kb)}`);
+  }
+
+  createKnowledgeBase(payload: unknown): Promise<KnowledgeBaseRecord> {
+    return this.json("POST", "/api/kb", payload);
+  }
+
+  /** Changes a knowledge base (owner and editors); its `expected_version` guards the change. */
+  updateKnowledgeBase(kb: string, payload: unknown): Promise<KnowledgeBaseRecord> {
+    return this.json("PUT", `/api/kb/${encodeURIComponent(kb)}`, payload);
+  }
+
+  /** Deletes a knowledge base with its files and chunks. */
+  deleteKnowledgeBase(kb: string): Promise<unknown> {
+    return this.json("DELETE", `/api/kb/${encodeURIComponent(kb)}`);
+  }
+
+  /** A knowledge base's files with their ingest status. */
+  async knowledgeFiles(kb: string): Promise<KbFileRecord[]> {
+    const answer = await this.json<{ files: KbFileRecord[] }>(
+      "GET",
+      `/api/kb/${encodeURIComponent(kb)}/files`,
+    );
+    return answer.files;
+  }
+
+  /**
+   * Uploads files in one multipart request. The server answers 202 with each file's result
+   * (queued, duplicate or refused); when it refuses every file, that refusal is the error.
+   */
+  async uploadKnowledgeFiles(kb: string, files: readonly File[]): Promise<KbUploadResult[]> {
+    const form = new FormData();
+    for (const file of files) form.append("file", file, file.name);
+    const answer = await this.json<{ files: KbUploadResult[] }>(
+      "POST",
+      `/api/kb/${encodeURIComponent(kb)}/files`,
+      form,
+    );
+    return answer.files;
+  }
+
+  /** Deletes a file and its chunks. */
+  deleteKnowledgeFile(kb: string, fileId: string): Promise<unknown> {
+    return this.json(
+      "DELETE",
+      `/api/kb/${encodeURIComponent(kb)}/files/${encodeURIComponent(fileId)}`,
+    );
+  }
+
+  /** The best chunks for `query` in one knowledge base. */
+  async searchKnowledgeBase(kb: string, query: string, topK = 10): Promise<KbSearchHit[]> {
+    const answer = await this.json<{ results: KbSearchHit[] }>("POST", "/api/kb/search", {
+      query,
+      kb,
+      top_k: topK,
+    });
+    return answer.results;
   }
 
   createThread(metadata: Record<string, unknown>): Promise<ThreadInfo> {

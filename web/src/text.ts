@@ -28,3 +28,10 @@ export function formatElapsed(ms: number): string {
   const seconds = Math.floor((safe % 60_000) / 1000);
   return `${minutes} min ${String(seconds).padStart(2, "0")} s`;
 }
+
+/** A byte count for people: "812 B", "4.1 KiB", "2.3 MiB". */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { type Api, type FileEntry, UPLOADS_FOLDER } from "../api.js";
-import { baseName } from "../text.js";
+import { baseName, formatSize } from "../text.js";
 
 /**
  * A thread's files: upload into its uploads (where its agent and subagents read them), and list
@@ -119,10 +119,4 @@ function FileList(props: {
       ))}
     </ul>
   );
-}
-
-function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
