@@ -2,7 +2,7 @@ import type { ToolMessage } from "@langchain/core/messages";
 import { expect } from "vitest";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
 import type { RunEvent, RunResult } from "../../runs/events.js";
-import type { Runtime, RunRequest } from "../../runtime.js";
+import type { RunRequest, Runtime } from "../../runtime.js";
 
 /** Every event of a streamed run, and its result (the run must finish). */
 export async function streamRun(
