@@ -116,17 +116,21 @@ export async function nearestSqlite(
   );
   // A file filter is applied after the nearest are found: ask for more in that case.
   const k = search.fileIds === undefined ? search.limit : search.limit * 4 + 32;
-  const { rows } = await sql<VectorHit>`
-    select v.id, v.distance from (
-      select rowid as id, distance, embedder_key from ${sql.id(table)}
-      where embedding match ${blob} and k = ${k} and kb_id = ${search.kbId}
-    ) v
-    join kb_chunks c on c.id = v.id
-    join kb_files f on f.id = c.file_id and f.status = 'indexed'
-    where v.embedder_key = ${search.key} and ${fileFilter}
-    order by v.distance, v.id
-    limit ${search.limit}`.execute(db);
-  return rows.map((row) => ({ id: Number(row.id), distance: Number(row.distance) }));
+  // The KNN query alone (vec0 takes no other ORDER BY), then the chunks' files checked.
+  const { rows } = await sql<VectorHit & { embedder_key: string }>`
+    select rowid as id, distance, embedder_key from ${sql.id(table)}
+    where embedding match ${blob} and k = ${k} and kb_id = ${search.kbId}`.execute(db);
+  const near = rows.filter((row) => row.embedder_key === search.key);
+  if (near.length === 0) return [];
+  const { rows: live } = await sql<{ id: number }>`
+    select c.id from kb_chunks c join kb_files f on f.id = c.file_id and f.status = 'indexed'
+    where c.id in (${sql.join(near.map((row) => Number(row.id)))}) and ${fileFilter}`.execute(db);
+  const kept = new Set(live.map((row) => Number(row.id)));
+  return near
+    .map((row) => ({ id: Number(row.id), distance: Number(row.distance) }))
+    .filter((hit) => kept.has(hit.id))
+    .sort((a, b) => a.distance - b.distance || a.id - b.id)
+    .slice(0, search.limit);
 }
 
 /** How many vectors of knowledge base `kbId` each embedder key has (for tests and checks). */
