@@ -101,6 +101,7 @@ const benchEmbedder = (fake: FakeOpenAIServer) => ({
 /** The weights tried on the hybrid variant, the shipped constant first. */
 const HYBRID_RETRIEVERS: Retriever[] = [
   { label: `hybrid ${HYBRID_WEIGHTS.bm25}:${HYBRID_WEIGHTS.vector} (shipped)` },
+  { label: "hybrid 1:0.25", fusion: { bm25: 1, vector: 0.25 } },
   { label: "hybrid 1:0.5", fusion: { bm25: 1, vector: 0.5 } },
   { label: "hybrid 1:1 (equal)", fusion: { bm25: 1, vector: 1 } },
   { label: "vectors only", fusion: { bm25: 0, vector: 1 } },
