@@ -51,13 +51,18 @@ describe.each(["sqlite", "postgres"] as const)("knowledge base vectors on %s", (
     return { fake, database, dataDir };
   }
 
-  async function runtimeOn(database: Database, dataDir: string, knowledgeIngest = true) {
+  async function runtimeOn(
+    database: Database,
+    dataDir: string,
+    knowledgeIngest = true,
+    warnings: string[] = [],
+  ) {
     const runtime = await createRuntime({
       dataDir,
       database,
       checkpointer: "memory",
       env: { KB_TEST_KEY: SECRET },
-      warn: () => {},
+      warn: (message) => warnings.push(message),
       knowledgeIngest,
     });
     runtimes.push(runtime);
@@ -196,6 +201,24 @@ describe.each(["sqlite", "postgres"] as const)("knowledge base vectors on %s", (
     );
     expect(await vectors.keysOf(kb.id)).toEqual(new Map());
     expect(await indexing.kb.search("alice", { query: "color", kb: "reindexed" })).toEqual([]);
+  });
+
+  it("searches by words alone, with a warning, while the embedding endpoint is down", async () => {
+    const { fake, database, dataDir } = await setup();
+    const warnings: string[] = [];
+    const runtime = await runtimeOn(database, dataDir, true, warnings);
+    await runtime.kb.create("alice", { name: "offline", embedder: embedder(fake, "hash-64", 64) });
+    await runtime.kb.addFiles("alice", "offline", FILES);
+    await runtime.kb.idle();
+    await fake.close();
+    const hits = await runtime.kb.search("alice", { query: "fence colour", kb: "offline" });
+    expect(files(hits)).toEqual(["paint.txt"]);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^knowledge search: full-text only for "offline": embedding model "hash-64" at http:\/\/127\.0\.0\.1:\d+\/v1 failed: /,
+      ),
+    ]);
+    expect(warnings.join("\n")).not.toContain(SECRET);
   });
 
   it("refuses incomplete or malformed embedder settings, naming the field and the fix", async () => {
