@@ -142,9 +142,7 @@ async function nearestChunks(
       continue;
     }
     if (vector === undefined) continue;
-    for (const kb of kbs) {
-      hits.push(...(await deps.vectors.nearest({ kb, key: embedder.key, vector, limit, fileIds })));
-    }
+    hits.push(...(await deps.vectors.nearest({ kbs, key: embedder.key, vector, limit, fileIds })));
   }
   return hits.sort((a, b) => a.distance - b.distance || a.id - b.id).slice(0, limit);
 }

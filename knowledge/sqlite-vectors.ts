@@ -91,13 +91,14 @@ export async function deleteSqliteVectors(
 }
 
 /**
- * The `limit` chunks of knowledge base `kbId` nearest `vector` among those the embedder `key`
- * made (of `indexed` files, of `fileIds` when given), nearest first.
+ * The `limit` chunks of knowledge bases `kbIds` nearest `vector` among those the embedder `key`
+ * made (of `indexed` files, of `fileIds` when given), nearest first. One KNN statement: vec0
+ * answers `kb_id in (…)` with the `k` nearest of each partition.
  */
 export async function nearestSqlite(
   db: Executor,
   search: {
-    kbId: string;
+    kbIds: readonly string[];
     key: string;
     vector: Float32Array;
     limit: number;
@@ -106,6 +107,7 @@ export async function nearestSqlite(
 ): Promise<VectorHit[]> {
   const table = tableName(search.vector.length);
   if (!(await vectorTables(db)).includes(table)) return [];
+  if (search.kbIds.length === 0) return [];
   if (search.fileIds !== undefined && search.fileIds.length === 0) return [];
   const fileFilter =
     search.fileIds === undefined ? sql`1 = 1` : sql`c.file_id in (${sql.join(search.fileIds)})`;
@@ -119,7 +121,9 @@ export async function nearestSqlite(
   // The KNN query alone (vec0 takes no other ORDER BY), then the chunks' files checked.
   const { rows } = await sql<VectorHit & { embedder_key: string }>`
     select rowid as id, distance, embedder_key from ${sql.id(table)}
-    where embedding match ${blob} and k = ${k} and kb_id = ${search.kbId}`.execute(db);
+    where embedding match ${blob} and k = ${k} and kb_id in (${sql.join(search.kbIds)})`.execute(
+    db,
+  );
   const near = rows.filter((row) => row.embedder_key === search.key);
   if (near.length === 0) return [];
   const { rows: live } = await sql<{ id: number }>`

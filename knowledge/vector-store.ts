@@ -118,27 +118,41 @@ export class VectorStore {
   }
 
   /**
-   * The `limit` chunks of knowledge base `kb` nearest `vector` (made by the embedder `key`),
+   * The `limit` chunks of knowledge bases `kbs` nearest `vector` (made by the embedder `key`),
    * among indexed files (and `fileIds` when given), nearest first.
    */
-  nearest(search: {
-    kb: { id: string; version: number };
+  async nearest(search: {
+    kbs: readonly { id: string; version: number }[];
     key: string;
     vector: Float32Array;
     limit: number;
     fileIds?: readonly string[] | undefined;
   }): Promise<VectorHit[]> {
     const { db, dialect } = this.#database;
-    const common = {
-      kbId: search.kb.id,
-      key: search.key,
-      vector: search.vector,
-      limit: search.limit,
-      fileIds: search.fileIds,
-    };
-    return dialect === "postgres"
-      ? this.#cache.nearest(db, { ...common, version: search.kb.version })
-      : nearestSqlite(db, common);
+    const { key, vector, limit, fileIds } = search;
+    if (dialect === "sqlite") {
+      return nearestSqlite(db, {
+        kbIds: search.kbs.map((kb) => kb.id),
+        key,
+        vector,
+        limit,
+        fileIds,
+      });
+    }
+    const hits: VectorHit[] = [];
+    for (const kb of search.kbs) {
+      hits.push(
+        ...(await this.#cache.nearest(db, {
+          kbId: kb.id,
+          version: kb.version,
+          key,
+          vector,
+          limit,
+          fileIds,
+        })),
+      );
+    }
+    return hits.sort((a, b) => a.distance - b.distance || a.id - b.id).slice(0, limit);
   }
 
   /** How many vectors of `kbId` each embedder made (a check that they are never mixed). */
