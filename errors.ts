@@ -109,6 +109,16 @@ export const ErrorCode = {
   UnsupportedFileType: "UNSUPPORTED_FILE_TYPE",
   /** A file given to a knowledge base could not be parsed (a corrupt PDF or DOCX, say). */
   FileParseFailed: "FILE_PARSE_FAILED",
+  /**
+   * A knowledge base's embedding model returned vectors of another length than its settings'
+   * `dimensions` (the message names the model, the expected and the returned length).
+   */
+  EmbeddingDimensionMismatch: "EMBEDDING_DIMENSION_MISMATCH",
+  /**
+   * A knowledge base's embedding endpoint failed (unreachable, refused the key, answered with
+   * an error); the message names the model and the endpoint, never the key.
+   */
+  EmbeddingFailed: "EMBEDDING_FAILED",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -103,6 +103,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const { threads, runRows, abandoned, running, deleter } = runStore;
   const knowledge = openKnowledge(database, {
     warn,
+    env,
     ...(options.maxKnowledgeFileBytes === undefined
       ? {}
       : { maxFileBytes: options.maxKnowledgeFileBytes }),

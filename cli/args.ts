@@ -123,7 +123,10 @@ const COMMAND_DOCS: readonly CommandDoc[] = [
       { usage: "kb list", about: ["List the knowledge bases you may read."] },
       {
         usage: "kb create <name>",
-        about: ["Create a knowledge base (--description says what it holds)."],
+        about: [
+          "Create a knowledge base (--description says what it holds; --embedding-model",
+          "and --embedding-dimensions add vector search beside full-text search).",
+        ],
       },
       {
         usage: "kb add <kb> <paths…>",
@@ -139,9 +142,19 @@ const COMMAND_DOCS: readonly CommandDoc[] = [
       },
       { usage: "kb rm <kb>", about: ["Delete a knowledge base with its files."] },
     ],
-    options: ["uid", "data", "description", "kb"],
+    options: [
+      "uid",
+      "data",
+      "description",
+      "embedding-model",
+      "embedding-dimensions",
+      "embedding-base-url",
+      "embedding-key-env",
+      "kb",
+    ],
     examples: [
       'kb create handbook --description "Company rules"',
+      "kb create papers --embedding-model bge-m3 --embedding-dimensions 1024 --embedding-base-url http://127.0.0.1:8000/v1",
       "kb add handbook ./docs/leave.pdf ./docs/policies",
       'kb search "how much notice for a vacation"',
     ],
@@ -277,6 +290,22 @@ const OPTION_DOCS: Readonly<Record<OptionName, { flag: string; about: string }>>
     flag: "--description <text>",
     about: "kb create: what the knowledge base holds (agents see it).",
   },
+  "embedding-model": {
+    flag: "--embedding-model <name>",
+    about: "kb create: an OpenAI-compatible embedding model for hybrid search.",
+  },
+  "embedding-dimensions": {
+    flag: "--embedding-dimensions <n>",
+    about: "kb create: the length of that model's vectors (checked on the first batch).",
+  },
+  "embedding-base-url": {
+    flag: "--embedding-base-url <url>",
+    about: "kb create: its API (…/v1; default $OPENAI_BASE_URL, else OpenAI's).",
+  },
+  "embedding-key-env": {
+    flag: "--embedding-key-env <NAME>",
+    about: "kb create: the environment variable with its API key (default OPENAI_API_KEY).",
+  },
   kb: { flag: "--kb <name>", about: "kb search: search only this knowledge base." },
   help: { flag: "-h, --help", about: "Show this text." },
 };
@@ -401,7 +430,14 @@ export type Command =
   | { name: "skills-remove"; store: StoreOptions; skill: string }
   | { name: "mcp-list"; store: StoreOptions }
   | { name: "kb-list"; store: StoreOptions }
-  | { name: "kb-create"; store: StoreOptions; kb: string; description: string | undefined }
+  | {
+      name: "kb-create";
+      store: StoreOptions;
+      kb: string;
+      description: string | undefined;
+      /** Embedder settings as typed (checked by the knowledge base schema); none: undefined. */
+      embedder: Record<string, unknown> | undefined;
+    }
   | { name: "kb-add"; store: StoreOptions; kb: string; paths: string[] }
   | { name: "kb-files"; store: StoreOptions; kb: string }
   | { name: "kb-search"; store: StoreOptions; query: string; kb: string | undefined }
@@ -434,6 +470,10 @@ const OPTIONS = {
   label: { type: "string" },
   "no-console": { type: "boolean" },
   description: { type: "string" },
+  "embedding-model": { type: "string" },
+  "embedding-dimensions": { type: "string" },
+  "embedding-base-url": { type: "string" },
+  "embedding-key-env": { type: "string" },
   kb: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -449,10 +489,18 @@ const OPTION_COMMANDS: Record<
   | "host"
   | "no-console"
   | "description"
+  | "embedding-model"
+  | "embedding-dimensions"
+  | "embedding-base-url"
+  | "embedding-key-env"
   | "kb",
   readonly string[]
 > = {
   description: ["kb"],
+  "embedding-model": ["kb"],
+  "embedding-dimensions": ["kb"],
+  "embedding-base-url": ["kb"],
+  "embedding-key-env": ["kb"],
   kb: ["kb"],
   agent: ["chat", "files"],
   thread: ["chat"],
@@ -538,6 +586,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     case "kb":
       return kbCommand(rest, store, {
         description: values.description,
+        embedder: embedderOptions(values),
         kb: nonEmpty(values.kb, "--kb"),
       });
     case "files":
@@ -621,12 +670,19 @@ function skillsCommand(rest: string[], store: StoreOptions, replace: boolean): C
 function kbCommand(
   rest: string[],
   store: StoreOptions,
-  options: { description: string | undefined; kb: string | undefined },
+  options: {
+    description: string | undefined;
+    embedder: Record<string, unknown> | undefined;
+    kb: string | undefined;
+  },
 ): Command {
   const [sub, ...more] = rest;
   const subs = "list, create <name>, add <kb> <paths…>, files <kb>, search <query…> or rm <kb>";
   if (options.description !== undefined && sub !== "create") {
     throw new UsageError('option --description is only for "kb create"');
+  }
+  if (options.embedder !== undefined && sub !== "create") {
+    throw new UsageError('options --embedding-… are only for "kb create"');
   }
   if (options.kb !== undefined && sub !== "search") {
     throw new UsageError('option --kb is only for "kb search"');
@@ -648,7 +704,15 @@ function kbCommand(
       return { name: "kb-add", store, kb, paths: extra };
     }
     noMoreArguments(`kb ${sub} ${sub === "create" ? "<name>" : "<kb>"}`, extra);
-    if (sub === "create") return { name: "kb-create", store, kb, description: options.description };
+    if (sub === "create") {
+      return {
+        name: "kb-create",
+        store,
+        kb,
+        description: options.description,
+        embedder: options.embedder,
+      };
+    }
     return sub === "files" ? { name: "kb-files", store, kb } : { name: "kb-rm", store, kb };
   }
   throw new UsageError(
@@ -656,6 +720,29 @@ function kbCommand(
       ? `"kb" needs a subcommand: ${subs}`
       : `unknown subcommand "kb ${sub}": use ${subs}`,
   );
+}
+
+/**
+ * The `--embedding-…` options as embedder settings, or undefined when none is given. Values
+ * pass as typed (dimensions as a number when they are digits) for the knowledge base schema to
+ * judge, so its messages name the field, the value and the fix.
+ */
+function embedderOptions(values: {
+  "embedding-model"?: string | undefined;
+  "embedding-dimensions"?: string | undefined;
+  "embedding-base-url"?: string | undefined;
+  "embedding-key-env"?: string | undefined;
+}): Record<string, unknown> | undefined {
+  const dimensions = values["embedding-dimensions"];
+  const settings = {
+    model: values["embedding-model"],
+    dimensions:
+      dimensions !== undefined && /^\d{1,9}$/.test(dimensions) ? Number(dimensions) : dimensions,
+    base_url: values["embedding-base-url"],
+    api_key_env: values["embedding-key-env"],
+  };
+  const given = Object.entries(settings).filter(([, value]) => value !== undefined);
+  return given.length === 0 ? undefined : Object.fromEntries(given);
 }
 
 function mcpCommand(rest: string[], store: StoreOptions): Command {

@@ -42,12 +42,18 @@ export async function createKnowledgeBase(
   store: StoreOptions,
   name: string,
   description: string | undefined,
+  embedder: Record<string, unknown> | undefined,
 ): Promise<number> {
   const kb = await runtime.kb.create(store.uid, {
     name,
     ...(description === undefined ? {} : { description }),
+    ...(embedder === undefined ? {} : { embedder }),
   });
-  say(io, `created knowledge base "${kb.name}" (${kb.id})`);
+  const vectors =
+    kb.embedder.model === undefined
+      ? ""
+      : `, hybrid search with ${kb.embedder.model} (${kb.embedder.dimensions} dimensions)`;
+  say(io, `created knowledge base "${kb.name}" (${kb.id})${vectors}`);
   return 0;
 }
 
@@ -115,13 +121,16 @@ export async function listKnowledgeFiles(
     say(io, `knowledge base "${kb}" has no files: add some with "kb add ${kb} <paths…>"`);
     return 0;
   }
+  // Vectors only for knowledge bases with an embedder (or files still losing theirs).
+  const vectors = files.some((file) => file.vectors !== "none");
   say(
     io,
     columns([
-      ["NAME", "STATUS", "CHUNKS", "LINES", "ID"],
+      ["NAME", "STATUS", ...(vectors ? ["VECTORS"] : []), "CHUNKS", "LINES", "ID"],
       ...files.map((file) => [
         file.name,
         file.status,
+        ...(vectors ? [file.vectors] : []),
         String(file.chunk_count),
         String(file.line_count),
         file.id,
@@ -129,6 +138,9 @@ export async function listKnowledgeFiles(
     ]),
   );
   for (const file of files) if (file.error) say(io, `${file.name}: ${file.error}`);
+  for (const file of files) {
+    if (file.vectors_error) say(io, `${file.name} (vectors): ${file.vectors_error}`);
+  }
   return 0;
 }
 

@@ -102,7 +102,14 @@ function dispatch(
     case "kb-list":
       return listKnowledgeBases(runtime, io, command.store);
     case "kb-create":
-      return createKnowledgeBase(runtime, io, command.store, command.kb, command.description);
+      return createKnowledgeBase(
+        runtime,
+        io,
+        command.store,
+        command.kb,
+        command.description,
+        command.embedder,
+      );
     case "kb-add":
       return addToKnowledgeBase(runtime, io, command.store, command.kb, command.paths);
     case "kb-files":

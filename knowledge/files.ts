@@ -14,8 +14,9 @@ import type { DatabaseSchema } from "../store/schema.js";
 import { isUniqueViolation } from "../store/sql-errors.js";
 import type { FileFormat } from "./formats.js";
 import { deleteChunksWhere, insertChunks, type NewChunk } from "./fts.js";
-import { fromFileRow } from "./rows.js";
-import type { KbFileRecord } from "./schema.js";
+import { fromFileRow, fromKbRow } from "./rows.js";
+import type { EmbedderSettings, KbFileRecord } from "./schema.js";
+import { deleteVectorsWhere, lockedEmbedderKey } from "./vector-store.js";
 
 /** A file claimed for indexing, with what the indexer needs. */
 export interface ClaimedFile {
@@ -83,7 +84,17 @@ export class KbFileStore {
       if (raced) return { file: raced, created: false };
       throw error;
     }
-    return { file: { ...row, status: "queued", chunk_count: 0, line_count: 0 }, created: true };
+    return {
+      file: {
+        ...row,
+        status: "queued",
+        chunk_count: 0,
+        line_count: 0,
+        vectors: "none",
+        vectors_error: null,
+      },
+      created: true,
+    };
   }
 
   /** The files of a knowledge base, oldest first. */
@@ -233,27 +244,183 @@ export class KbFileStore {
     });
   }
 
-  /** Adds one batch of a file's chunks (search shows them once the file is `indexed`). */
-  async addChunks(chunks: readonly NewChunk[]): Promise<void> {
-    await this.#db
+  /**
+   * Adds one batch of a file's chunks (search shows them once the file is `indexed`).
+   * @returns their ids, in order.
+   */
+  addChunks(chunks: readonly NewChunk[]): Promise<number[]> {
+    return this.#db
       .transaction()
       .execute((trx) => insertChunks(trx, this.#database.dialect, chunks));
   }
 
-  /** Marks a file searchable. */
-  async markIndexed(fileId: string, counts: { chunks: number; lines: number }): Promise<void> {
-    await this.#db
-      .updateTable("kb_files")
-      .set({
-        status: "indexed",
-        chunk_count: counts.chunks,
-        line_count: counts.lines,
-        error: null,
-        lease_until: null,
-        updated_at: this.#now().toISOString(),
-      })
-      .where("id", "=", fileId)
+  /**
+   * Marks a file searchable. `embeddedWith` is the embedder whose vectors it now has (every
+   * chunk's), undefined for none: when the knowledge base has that embedder still, its vectors
+   * are `ready`; when it has another, they are dropped and the file waits for new ones
+   * (`pending`); with no embedder, `none`.
+   */
+  async markIndexed(
+    file: { id: string; kb_id: string },
+    counts: { chunks: number; lines: number },
+    embeddedWith: string | undefined,
+  ): Promise<void> {
+    const { dialect } = this.#database;
+    await this.#db.transaction().execute(async (trx) => {
+      const current = await lockedEmbedderKey(trx, dialect, file.kb_id);
+      const vectors =
+        current === undefined ? "none" : current === embeddedWith ? "ready" : "pending";
+      if (vectors !== "ready") await deleteVectorsWhere(trx, dialect, { fileId: file.id });
+      await trx
+        .updateTable("kb_files")
+        .set({
+          status: "indexed",
+          chunk_count: counts.chunks,
+          line_count: counts.lines,
+          error: null,
+          vectors,
+          vectors_error: null,
+          lease_until: null,
+          updated_at: this.#now().toISOString(),
+        })
+        .where("id", "=", file.id)
+        .execute();
+    });
+  }
+
+  /** The embedder settings of knowledge base `kbId` now (undefined when it is gone). */
+  async embedderOf(kbId: string): Promise<EmbedderSettings | undefined> {
+    const row = await this.#db
+      .selectFrom("knowledge_bases")
+      .selectAll()
+      .where("id", "=", kbId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : fromKbRow(row).embedder;
+  }
+
+  /**
+   * Claims the oldest indexed file waiting for vectors (`pending`, or `embedding` with a lapsed
+   * lease): a reindex after an embedder change. Its old vectors, if any, are dropped.
+   */
+  async claimEmbedding(leaseMs: number): Promise<KbFileRecord | undefined> {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const now = this.#now();
+      const nowText = now.toISOString();
+      const candidate = await this.#db
+        .selectFrom("kb_files")
+        .select(["id", "vectors", "lease_until"])
+        .where("status", "=", "indexed")
+        .where((eb) =>
+          eb.or([
+            eb("vectors", "=", "pending"),
+            eb.and([eb("vectors", "=", "embedding"), eb("lease_until", "<", nowText)]),
+          ]),
+        )
+        .orderBy("created_at")
+        .orderBy("id")
+        .limit(1)
+        .executeTakeFirst();
+      if (!candidate) return undefined;
+      const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
+      const claimed = await this.#db.transaction().execute(async (trx) => {
+        const result = await trx
+          .updateTable("kb_files")
+          .set({ vectors: "embedding", vectors_error: null, lease_until: leaseUntil })
+          .where("id", "=", candidate.id)
+          .where("status", "=", "indexed")
+          .where("vectors", "=", candidate.vectors)
+          .where((eb) =>
+            candidate.lease_until === null
+              ? eb("lease_until", "is", null)
+              : eb("lease_until", "=", candidate.lease_until),
+          )
+          .executeTakeFirst();
+        if (result.numUpdatedRows !== 1n) return false;
+        await deleteVectorsWhere(trx, this.#database.dialect, { fileId: candidate.id });
+        return true;
+      });
+      if (!claimed) continue;
+      const row = await this.#db
+        .selectFrom("kb_files")
+        .selectAll()
+        .where("id", "=", candidate.id)
+        .executeTakeFirst();
+      if (row) return fromFileRow(row);
+    }
+    return undefined;
+  }
+
+  /** Up to `limit` chunks of a file after position `afterSeq`, in order (for re-embedding). */
+  chunksAfter(
+    fileId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<{ id: number; seq: number; text: string }[]> {
+    return this.#db
+      .selectFrom("kb_chunks")
+      .select(["id", "seq", "text"])
+      .where("file_id", "=", fileId)
+      .where("seq", ">", afterSeq)
+      .orderBy("seq")
+      .limit(limit)
       .execute();
+  }
+
+  /** Extends the lease of a file whose vectors this process makes; false when no longer so. */
+  async renewEmbeddingLease(fileId: string, leaseMs: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable("kb_files")
+      .set({ lease_until: new Date(this.#now().getTime() + leaseMs).toISOString() })
+      .where("id", "=", fileId)
+      .where("vectors", "=", "embedding")
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
+  }
+
+  /**
+   * Ends a re-embedding: `ready` when the knowledge base still has the embedder `key`, `none`
+   * when it has none any more; else (another embedder since) nothing changes, the change having
+   * queued the file again.
+   */
+  async finishEmbedding(
+    file: { id: string; kb_id: string },
+    key: string | undefined,
+  ): Promise<void> {
+    const { dialect } = this.#database;
+    await this.#db.transaction().execute(async (trx) => {
+      const current = await lockedEmbedderKey(trx, dialect, file.kb_id);
+      if (current !== undefined && current !== key) return;
+      await trx
+        .updateTable("kb_files")
+        .set({
+          vectors: current === undefined ? "none" : "ready",
+          vectors_error: null,
+          lease_until: null,
+        })
+        .where("id", "=", file.id)
+        .where("vectors", "=", "embedding")
+        .execute();
+    });
+  }
+
+  /**
+   * Records why a file's re-embedding failed (it stays searchable by its words). With no
+   * message, the file goes back to waiting (a graceful stop).
+   */
+  async embeddingFailed(fileId: string, message: string | undefined): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await deleteVectorsWhere(trx, this.#database.dialect, { fileId });
+      await trx
+        .updateTable("kb_files")
+        .set({
+          vectors: message === undefined ? "pending" : "error",
+          vectors_error: message ?? null,
+          lease_until: null,
+        })
+        .where("id", "=", fileId)
+        .where("vectors", "=", "embedding")
+        .execute();
+    });
   }
 
   /** Marks a file failed, keeping why; its chunks (if any were written) are removed. */

@@ -12,6 +12,7 @@ import type { DialectName } from "../store/database.js";
 import type { DatabaseSchema } from "../store/schema.js";
 import { queryWords, segmentForSearch } from "./segment.js";
 import { STOPWORDS } from "./stopwords.js";
+import { deleteVectorsWhere } from "./vector-store.js";
 
 type Executor = Kysely<DatabaseSchema> | Transaction<DatabaseSchema>;
 
@@ -47,19 +48,25 @@ export interface ChunkSearch {
   limit: number;
 }
 
-/** Inserts chunks and indexes them, in the caller's transaction. */
+/**
+ * Inserts chunks and indexes them, in the caller's transaction.
+ * @returns the chunks' ids, in the order of `chunks`.
+ */
 export async function insertChunks(
   db: Executor,
   dialect: DialectName,
   chunks: readonly NewChunk[],
-): Promise<void> {
-  if (chunks.length === 0) return;
+): Promise<number[]> {
+  if (chunks.length === 0) return [];
   if (dialect === "postgres") {
-    await db
+    const inserted = await db
       .insertInto("kb_chunks")
       .values(chunks.map((chunk) => ({ ...chunk, search_text: segmentForSearch(chunk.text) })))
+      .returning(["id", "file_id", "seq"])
       .execute();
-    return;
+    // Matched by file and position: PostgreSQL does not promise RETURNING's order.
+    const byPlace = new Map(inserted.map((row) => [`${row.file_id}\0${row.seq}`, Number(row.id)]));
+    return chunks.map((chunk) => byPlace.get(`${chunk.file_id}\0${chunk.seq}`) ?? -1);
   }
   const ids = await db
     .insertInto("kb_chunks")
@@ -73,6 +80,7 @@ export async function insertChunks(
   await sql`insert into kb_chunks_fts (rowid, search_text, kb) values ${sql.join(rows)}`.execute(
     db,
   );
+  return ids.map(({ id }) => Number(id));
 }
 
 /** Removes the chunks of a knowledge base or of a file, index entries included. */
@@ -82,6 +90,7 @@ export async function deleteChunksWhere(
   where: { kbId: string } | { fileId: string },
 ): Promise<void> {
   const [column, value] = "kbId" in where ? ["kb_id", where.kbId] : ["file_id", where.fileId];
+  await deleteVectorsWhere(db, dialect, where);
   if (dialect === "sqlite") {
     await sql`delete from kb_chunks_fts where rowid in (select id from kb_chunks where ${sql.ref(column)} = ${value})`.execute(
       db,

@@ -12,9 +12,12 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { SubagentGraphError } from "../errors.js";
 import { chunkText, lineCount } from "./chunk.js";
+import { activeEmbedder, type Embedder, type EmbedderFactory } from "./embedder.js";
 import { extractFileText } from "./extract.js";
 import type { ClaimedFile, KbFileStore } from "./files.js";
 import { FILE_FORMATS, type FileFormat } from "./formats.js";
+import type { KbFileRecord } from "./schema.js";
+import type { VectorStore } from "./vector-store.js";
 
 /** How often a started queue looks for work it was not told about, at most. */
 const POLL_MS = 5_000;
@@ -27,6 +30,10 @@ export interface IngestQueueOptions {
   batchSize?: number;
   /** Where unexpected failures are reported (they also go into the file's `error`). */
   warn(message: string): void;
+  /** The embedder of a knowledge base's settings. */
+  embedders: EmbedderFactory;
+  /** Where vectors are written. */
+  vectors: VectorStore;
 }
 
 /** Indexes queued files in the background, one at a time. */
@@ -35,6 +42,8 @@ export class IngestQueue {
   readonly #leaseMs: number;
   readonly #batchSize: number;
   readonly #warn: (message: string) => void;
+  readonly #embedders: EmbedderFactory;
+  readonly #vectors: VectorStore;
   #draining: Promise<void> | undefined;
   #again = false;
   #stopped = false;
@@ -45,6 +54,8 @@ export class IngestQueue {
     this.#leaseMs = options.leaseMs ?? 60_000;
     this.#batchSize = options.batchSize ?? 200;
     this.#warn = options.warn;
+    this.#embedders = options.embedders;
+    this.#vectors = options.vectors;
   }
 
   /**
@@ -94,15 +105,26 @@ export class IngestQueue {
     this.#again = false;
     while (!this.#stopped) {
       let claimed: ClaimedFile | undefined;
+      let toEmbed: KbFileRecord | undefined;
       try {
         claimed = await this.#files.claimNext(this.#leaseMs);
+        // New files first; then the files of knowledge bases whose embedder changed.
+        if (!claimed) toEmbed = await this.#files.claimEmbedding(this.#leaseMs);
       } catch (error) {
         this.#warn(`knowledge ingest: cannot read the queue: ${describe(error)}`);
         return;
       }
-      if (!claimed) return;
-      await this.#index(claimed);
+      if (claimed) await this.#index(claimed);
+      else if (toEmbed) await this.#embedAgain(toEmbed);
+      else return;
     }
+  }
+
+  /** The embedder knowledge base `kbId` has now, if any. */
+  async #embedderOf(kbId: string): Promise<Embedder | undefined> {
+    const settings = await this.#files.embedderOf(kbId);
+    const active = settings === undefined ? undefined : activeEmbedder(settings);
+    return active === undefined ? undefined : this.#embedders(active);
   }
 
   async #index({ file, content }: ClaimedFile): Promise<void> {
@@ -111,6 +133,10 @@ export class IngestQueue {
       const text = await extractFileText(file.name, format, content);
       if (this.#stopped) return await this.#files.requeue(file.id);
       const chunks = await chunkText(text, format);
+      const embedder = await this.#embedderOf(file.kb_id);
+      // The embedder whose vectors every chunk gets; undefined once its knowledge base has
+      // another (the file is then queued for new vectors when it is indexed).
+      let embeddedWith = embedder?.key;
       await this.#files.beginIndex(file.id, text);
       for (let start = 0; start < chunks.length; start += this.#batchSize) {
         if (this.#stopped) return await this.#files.requeue(file.id);
@@ -122,12 +148,26 @@ export class IngestQueue {
           line_end: chunk.lineEnd,
           text: chunk.text,
         }));
-        await this.#files.addChunks(batch);
+        const ids = await this.#files.addChunks(batch);
+        if (embedder !== undefined && embeddedWith !== undefined) {
+          const vectors = await embedder.embed(batch.map((chunk) => chunk.text));
+          const written = await this.#vectors.write(
+            file.kb_id,
+            embedder.key,
+            embedder.dimensions,
+            ids.map((chunkId, index) => ({ chunkId, vector: vectors[index] as Float32Array })),
+          );
+          if (!written) embeddedWith = undefined;
+        }
         // Another process may have taken the file over (our lease lapsed): leave it to them.
         if (!(await this.#files.renewLease(file.id, this.#leaseMs))) return;
         await nextTurn();
       }
-      await this.#files.markIndexed(file.id, { chunks: chunks.length, lines: lineCount(text) });
+      await this.#files.markIndexed(
+        file,
+        { chunks: chunks.length, lines: lineCount(text) },
+        embeddedWith,
+      );
     } catch (error) {
       const known = SubagentGraphError.isInstance(error);
       if (!known) this.#warn(`knowledge ingest: file ${file.id} failed: ${describe(error)}`);
@@ -135,6 +175,53 @@ export class IngestQueue {
         ? error.message
         : `file "${file.name}" could not be indexed (${describe(error)}): upload it again, or report this if it keeps failing`;
       await this.#files.markError(file.id, message).catch((markError: unknown) => {
+        this.#warn(
+          `knowledge ingest: cannot record the failure of ${file.id}: ${describe(markError)}`,
+        );
+      });
+    }
+  }
+
+  /**
+   * Gives an indexed file the vectors of its knowledge base's embedder now (a reindex after a
+   * change of model or length), batch by batch from its stored chunks: its text is not parsed
+   * again, and full-text search finds it all along.
+   */
+  async #embedAgain(file: KbFileRecord): Promise<void> {
+    try {
+      const embedder = await this.#embedderOf(file.kb_id);
+      if (embedder !== undefined) {
+        let after = -1;
+        for (;;) {
+          if (this.#stopped) return await this.#files.embeddingFailed(file.id, undefined);
+          const chunks = await this.#files.chunksAfter(file.id, after, this.#batchSize);
+          const last = chunks.at(-1);
+          if (last === undefined) break;
+          const vectors = await embedder.embed(chunks.map((chunk) => chunk.text));
+          const written = await this.#vectors.write(
+            file.kb_id,
+            embedder.key,
+            embedder.dimensions,
+            chunks.map((chunk, index) => ({
+              chunkId: Number(chunk.id),
+              vector: vectors[index] as Float32Array,
+            })),
+          );
+          // The embedder changed again: that change queued the file anew.
+          if (!written) return;
+          after = last.seq;
+          if (!(await this.#files.renewEmbeddingLease(file.id, this.#leaseMs))) return;
+          await nextTurn();
+        }
+      }
+      await this.#files.finishEmbedding(file, embedder?.key);
+    } catch (error) {
+      const known = SubagentGraphError.isInstance(error);
+      if (!known) this.#warn(`knowledge ingest: vectors of ${file.id} failed: ${describe(error)}`);
+      const message = known
+        ? error.message
+        : `the vectors of file "${file.name}" could not be made (${describe(error)}): change the knowledge base's embedder to try again`;
+      await this.#files.embeddingFailed(file.id, message).catch((markError: unknown) => {
         this.#warn(
           `knowledge ingest: cannot record the failure of ${file.id}: ${describe(markError)}`,
         );

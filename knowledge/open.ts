@@ -5,10 +5,12 @@
  */
 
 import type { Database } from "../store/database.js";
+import { type EmbedderFactory, memoizedEmbedders, openAIEmbedderFactory } from "./embedder.js";
 import { KbFileStore } from "./files.js";
 import { IngestQueue } from "./ingest-queue.js";
 import { KnowledgeBaseRepository } from "./repository.js";
 import { KnowledgeBases } from "./service.js";
+import { VectorStore } from "./vector-store.js";
 
 /** Options of {@link openKnowledge}. */
 export interface KnowledgeOptions {
@@ -21,6 +23,13 @@ export interface KnowledgeOptions {
   ingest?: boolean;
   /** How long a file being indexed stays this process's without renewal. Default 60 s. */
   leaseMs?: number;
+  /**
+   * Where knowledge bases' embedders read `OPENAI_BASE_URL` and their API key variable
+   * (`embedder.api_key_env`, default `OPENAI_API_KEY`). Default: `process.env`.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Builds embedders (default: OpenAI-compatible endpoints over `env`). */
+  embedders?: EmbedderFactory;
   warn(message: string): void;
 }
 
@@ -34,14 +43,24 @@ export interface KnowledgeParts {
 /** Opens the knowledge base parts over `database`. */
 export function openKnowledge(database: Database, options: KnowledgeOptions): KnowledgeParts {
   const files = new KbFileStore(database);
+  const vectors = new VectorStore(database);
+  const embedders = memoizedEmbedders(
+    options.embedders ?? openAIEmbedderFactory(options.env ?? process.env),
+  );
   const queue = new IngestQueue(files, {
     warn: options.warn,
+    embedders,
+    vectors,
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
   });
   if (options.ingest === false) void queue.stop();
   else queue.start();
-  const api = new KnowledgeBases(new KnowledgeBaseRepository(database), files, queue, database, {
-    maxFileBytes: options.maxFileBytes ?? 50 * 1024 * 1024,
-  });
+  const api = new KnowledgeBases(
+    new KnowledgeBaseRepository(database),
+    files,
+    queue,
+    { maxFileBytes: options.maxFileBytes ?? 50 * 1024 * 1024 },
+    { database, vectors, embedders, warn: options.warn },
+  );
   return { api, close: () => queue.stop() };
 }

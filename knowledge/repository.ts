@@ -17,9 +17,11 @@ import { hasNul } from "../store/portable-text.js";
 import { clockOf, type RepositoryOptions } from "../store/repository-options.js";
 import type { DatabaseSchema, KnowledgeBasesTable } from "../store/schema.js";
 import { isUniqueViolation } from "../store/sql-errors.js";
+import { activeEmbedder, embedderKey } from "./embedder.js";
 import { deleteChunksWhere } from "./fts.js";
 import { fromKbRow, toKbRow, UNSHARED_KB_SHARE_JSON } from "./rows.js";
 import { type KnowledgeBaseRecord, parseKbCreate, parseKbUpdate } from "./schema.js";
+import { resetVectors } from "./vector-store.js";
 
 type KbQuery = SelectQueryBuilder<
   DatabaseSchema,
@@ -112,15 +114,26 @@ export class KnowledgeBaseRepository {
       updated_at: this.#now().toISOString(),
     };
     const { id: _id, owner_uid: _owner, created_at: _created, ...row } = toKbRow(next);
-    const result = await this.#write(next.name, (db) =>
-      db
-        .updateTable("knowledge_bases")
-        .set(row)
-        .where("id", "=", current.id)
-        .where("version", "=", current.version)
-        .executeTakeFirst(),
+    const before = keyOf(current);
+    const after = keyOf(next);
+    const updated = await this.#write(next.name, (db) =>
+      db.transaction().execute(async (trx) => {
+        const result = await trx
+          .updateTable("knowledge_bases")
+          .set(row)
+          .where("id", "=", current.id)
+          .where("version", "=", current.version)
+          .executeTakeFirst();
+        if (result.numUpdatedRows !== 1n) return false;
+        // Another model, length or endpoint: the old vectors go in the same transaction, and
+        // every file waits for new ones (README "Knowledge bases", reindex).
+        if (before !== after) {
+          await resetVectors(trx, this.#database.dialect, current.id, after !== undefined);
+        }
+        return true;
+      }),
     );
-    if (result.numUpdatedRows !== 1n) throw versionConflict(current.name);
+    if (!updated) throw versionConflict(current.name);
     return next;
   }
 
@@ -201,6 +214,12 @@ function versionConflict(name: string): SubagentGraphError {
     `knowledge base "${name}" was changed by someone else: reload it and apply the change again`,
     { field: "expected_version" },
   );
+}
+
+/** The embedder key of a knowledge base's settings; undefined without an embedder. */
+export function keyOf(record: KnowledgeBaseRecord): string | undefined {
+  const active = activeEmbedder(record.embedder);
+  return active === undefined ? undefined : embedderKey(active);
 }
 
 function pickByName(

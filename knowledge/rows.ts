@@ -15,6 +15,8 @@ import {
   type FileStatus,
   type KbFileRecord,
   type KnowledgeBaseRecord,
+  VECTOR_STATES,
+  type VectorState,
 } from "./schema.js";
 
 /** A share config as stored: keys in a fixed order, so "shared with nobody" compares as text. */
@@ -78,9 +80,15 @@ export function fromFileRow(row: Selectable<KbFilesTable>): KbFileRecord {
     error: row.error,
     chunk_count: Number(row.chunk_count),
     line_count: Number(row.line_count),
+    vectors: decodeVectors(row),
+    vectors_error: row.vectors_error,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
+}
+
+function decodeVectors(row: Selectable<KbFilesTable>): VectorState {
+  return VECTOR_STATES.find((known) => known === row.vectors) ?? "none";
 }
 
 function decodeStatus(row: Selectable<KbFilesTable>): FileStatus {

@@ -21,28 +21,92 @@ export const kbNameSchema = z
   .refine((name) => name.trim() === name, { error: NAME_FIX })
   .refine(withoutNul, { error: NUL_FIX });
 
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
 const descriptionSchema = z
   .string({ error: "use a string" })
   .max(2000, { error: "use at most 2000 characters" })
   .refine(withoutNul, { error: NUL_FIX });
 
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const MODEL_FIX = "use the embedding model's name, e.g. text-embedding-3-small";
+const DIMENSIONS_FIX =
+  "use the length of the model's vectors, a whole number from 1 to 8192 (e.g. 1536 for text-embedding-3-small)";
+const BASE_URL_FIX =
+  "use the http(s) URL of an OpenAI-compatible API, ending before /embeddings, e.g. http://127.0.0.1:8000/v1";
+const KEY_ENV_FIX =
+  "use the NAME of an environment variable holding the API key (e.g. OPENAI_API_KEY), never the key itself";
+
 /**
- * How a knowledge base's chunks are embedded. `{}` (the default) means full-text search only.
- * A change of model or dimensions means a reindex: vectors of two models are never mixed.
+ * How a knowledge base's chunks are embedded: `{}` (the default) means full-text search only;
+ * else `model` and `dimensions` together, with an optional `base_url` (default: the
+ * `OPENAI_BASE_URL` environment variable, else OpenAI's) and `api_key_env`, the name of the
+ * environment variable holding the API key (default `OPENAI_API_KEY`): the key itself is never
+ * stored nor shown. A change of model, dimensions or base URL means a reindex (vectors of two
+ * models are never mixed).
+ *
+ * @example
+ * { model: "text-embedding-3-small", dimensions: 1536 }
+ * { model: "bge-m3", dimensions: 1024, base_url: "http://127.0.0.1:8000/v1", api_key_env: "VLLM_KEY" }
  */
-export const embedderSchema = z.strictObject(
-  {
-    /** An OpenAI-compatible embedding model, e.g. `text-embedding-3-small`. */
-    model: z.string({ error: "use a model name" }).min(1, { error: "use a model name" }).optional(),
-    /** The vectors' length, checked against the first batch the model returns. */
-    dimensions: z
-      .number({ error: "use a positive whole number" })
-      .int({ error: "use a positive whole number" })
-      .positive({ error: "use a positive whole number" })
-      .optional(),
-  },
-  { error: "use an object { model, dimensions }, or {} for full-text search only" },
-);
+export const embedderSchema = z
+  .strictObject(
+    {
+      /** An OpenAI-compatible embedding model, e.g. `text-embedding-3-small`. */
+      model: z
+        .string({ error: MODEL_FIX })
+        .min(1, { error: MODEL_FIX })
+        .max(200, { error: MODEL_FIX })
+        .refine(withoutNul, { error: NUL_FIX })
+        .optional(),
+      /** The vectors' length, checked against the first batch the model returns. */
+      dimensions: z
+        .number({ error: DIMENSIONS_FIX })
+        .int({ error: DIMENSIONS_FIX })
+        .min(1, { error: DIMENSIONS_FIX })
+        .max(8192, { error: DIMENSIONS_FIX })
+        .optional(),
+      /** The API's base URL (`…/v1`). */
+      base_url: z
+        .string({ error: BASE_URL_FIX })
+        .max(2000, { error: BASE_URL_FIX })
+        .refine(isHttpUrl, { error: BASE_URL_FIX })
+        .optional(),
+      /** The environment variable that holds the API key. */
+      api_key_env: z
+        .string({ error: KEY_ENV_FIX })
+        .regex(ENV_NAME, { error: KEY_ENV_FIX })
+        .optional(),
+    },
+    {
+      error:
+        "use an object { model, dimensions, base_url?, api_key_env? }, or {} for full-text search only",
+    },
+  )
+  .superRefine((value, context) => {
+    const set = Object.keys(value).length > 0;
+    if (!set) return;
+    if (value.model === undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["model"],
+        message: `${MODEL_FIX} (an embedder needs model and dimensions; {} means full-text search only)`,
+      });
+    } else if (value.dimensions === undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["dimensions"],
+        message: `${DIMENSIONS_FIX} (an embedder needs model and dimensions; {} means full-text search only)`,
+      });
+    }
+  });
 export type EmbedderSettings = z.output<typeof embedderSchema>;
 
 const PAYLOAD_FIX = "send a JSON object with the knowledge base's fields";
@@ -115,9 +179,22 @@ export interface KbFileRecord {
   error: string | null;
   chunk_count: number;
   line_count: number;
+  /**
+   * Where its vectors are (knowledge bases with an embedder): `none` (no embedder), `pending`
+   * (waiting to be embedded: after an embedder change), `embedding`, `ready`, or `error` (see
+   * `vectors_error`). Full-text search finds an `indexed` file whatever this says; vector search
+   * is used for a knowledge base only while every indexed file of it is `ready`.
+   */
+  vectors: VectorState;
+  /** Why embedding failed; null unless `vectors` is "error". */
+  vectors_error: string | null;
   created_at: string;
   updated_at: string;
 }
+
+/** Where a file's vectors are. */
+export const VECTOR_STATES = ["none", "pending", "embedding", "ready", "error"] as const;
+export type VectorState = (typeof VECTOR_STATES)[number];
 
 /**
  * Checks a create payload's shape.

@@ -5,13 +5,12 @@
  */
 
 import { ErrorCode, SubagentGraphError } from "../errors.js";
-import type { Database } from "../store/database.js";
 import { hasNul } from "../store/portable-text.js";
 import type { KbFileStore } from "./files.js";
 import { detectFormat } from "./formats.js";
-import { searchChunks } from "./fts.js";
+import { type FusionWeights, type HybridDeps, hybridSearch } from "./hybrid-search.js";
 import type { IngestQueue } from "./ingest-queue.js";
-import type { KnowledgeBaseRepository } from "./repository.js";
+import { type KnowledgeBaseRepository, keyOf } from "./repository.js";
 import type { KbFileRecord, KnowledgeBaseRecord } from "./schema.js";
 
 /** A file handed to {@link KnowledgeBases.addFiles}. */
@@ -33,6 +32,11 @@ export interface KbSearchRequest {
   file?: string | undefined;
   /** Hits to return, 1-50; default 5. */
   top_k?: number | undefined;
+  /**
+   * For measurements (the bench): other weights of hybrid search than `HYBRID_WEIGHTS`. Not
+   * accepted over HTTP.
+   */
+  fusion?: FusionWeights | undefined;
 }
 
 /** A search hit: where it is (knowledge base, file, lines) and what it says. */
@@ -79,8 +83,8 @@ export class KnowledgeBases {
     private readonly repository: KnowledgeBaseRepository,
     private readonly files: KbFileStore,
     private readonly queue: IngestQueue,
-    private readonly database: Database,
     private readonly options: KnowledgeBasesOptions,
+    private readonly hybrid: HybridDeps,
   ) {}
 
   /** Creates a knowledge base owned by `uid` (see `kbCreateSchema`). */
@@ -98,9 +102,16 @@ export class KnowledgeBases {
     return this.repository.get(uid, kb);
   }
 
-  /** Updates a knowledge base (owner and editors). */
-  update(uid: string, kb: string, patch: unknown): Promise<KnowledgeBaseRecord> {
-    return this.repository.update(uid, kb, patch);
+  /**
+   * Updates a knowledge base (owner and editors). A change of embedding model, dimensions or
+   * base URL drops its vectors and queues its files for new ones (`vectors: "pending"`); until
+   * every file has them, it is searched by full text only.
+   */
+  async update(uid: string, kb: string, patch: unknown): Promise<KnowledgeBaseRecord> {
+    const before = await this.repository.find(uid, kb);
+    const updated = await this.repository.update(uid, kb, patch);
+    if (before === undefined || keyOf(before) !== keyOf(updated)) this.queue.kick();
+    return updated;
   }
 
   /** Deletes a knowledge base with its files (owner and editors). */
@@ -218,11 +229,11 @@ export class KnowledgeBases {
           ? undefined
           : []
         : await this.files.idsByName(kbIds, request.file);
-    const hits = await searchChunks(this.database.db, this.database.dialect, {
-      kbIds,
+    const hits = await hybridSearch(this.hybrid, records, {
       fileIds,
       query,
       limit: topK,
+      weights: request.fusion,
     });
     const files = await this.files.byIds(hits.map((hit) => hit.file_id));
     return hits.map((hit) => ({

@@ -47,6 +47,8 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.UnknownKnowledgeBase]: 422,
   [ErrorCode.UnsupportedFileType]: 415,
   [ErrorCode.FileParseFailed]: 422,
+  [ErrorCode.EmbeddingDimensionMismatch]: 422,
+  [ErrorCode.EmbeddingFailed]: 502,
 };
 
 /** The one error shape every endpoint answers with: `code` is always an {@link ErrorCode}. */

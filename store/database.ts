@@ -11,6 +11,7 @@ import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
+import * as sqliteVec from "sqlite-vec";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { makeDirectorySync } from "../util/make-directory.js";
 import { migrateToLatest } from "./migrations.js";
@@ -215,6 +216,7 @@ function openSqliteFile(file: string): SQLite.Database {
     sqlite.pragma("journal_mode = WAL");
     sqlite.pragma("foreign_keys = ON");
     sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    loadVectorExtension(sqlite);
     return sqlite;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -223,6 +225,19 @@ function openSqliteFile(file: string): SQLite.Database {
       `cannot open SQLite database "${file}": ${reason}; check that the path is a writable file`,
       { cause: error },
     );
+  }
+}
+
+/**
+ * Loads sqlite-vec (`vec0` tables: knowledge base vectors, `knowledge/sqlite-vectors.ts`) into
+ * the connection. A platform without its prebuilt library still opens the database: only
+ * knowledge bases with an embedder fail, with an error saying so, when they store vectors.
+ */
+function loadVectorExtension(sqlite: SQLite.Database): void {
+  try {
+    sqliteVec.load(sqlite);
+  } catch {
+    // Reported where vectors are written (the vec0 table cannot be made).
   }
 }
 

@@ -296,6 +296,39 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0009_knowledge_vectors",
+    migration: {
+      // Vectors of knowledge base chunks (README "Knowledge bases", `knowledge/vector-store.ts`).
+      // Each file says where its vectors are (`vectors`: none, pending, embedding, ready, error),
+      // so a reindex after an embedder change is a queue of its own while full-text search goes
+      // on. SQLite keeps vectors in sqlite-vec `vec0` tables, one per dimension, made when first
+      // needed (they need the extension loaded); PostgreSQL in `kb_chunk_vectors`, as base64
+      // float32 text (portable types only: the search scans them from a per-process cache).
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .alterTable("kb_files")
+          .addColumn("vectors", "text", (col) => col.notNull().defaultTo("none"))
+          .execute();
+        await db.schema.alterTable("kb_files").addColumn("vectors_error", "text").execute();
+        await db.schema.createIndex("kb_files_vectors").on("kb_files").column("vectors").execute();
+        if (isPostgres(db)) {
+          await db.schema
+            .createTable("kb_chunk_vectors")
+            .addColumn("chunk_id", "integer", (col) => col.primaryKey())
+            .addColumn("kb_id", "text", (col) => col.notNull())
+            .addColumn("embedder_key", "text", (col) => col.notNull())
+            .addColumn("embedding", "text", (col) => col.notNull())
+            .execute();
+          await db.schema
+            .createIndex("kb_chunk_vectors_kb_id")
+            .on("kb_chunk_vectors")
+            .column("kb_id")
+            .execute();
+        }
+      },
+    },
+  },
 ];
 
 /** True when `db` runs on PostgreSQL (the one place migrations need to know). */

@@ -162,10 +162,17 @@ export interface KbFilesTable {
   error: string | null;
   chunk_count: Generated<number>;
   line_count: Generated<number>;
-  /** ISO-8601, UTC: while "indexing", until when the indexing process holds it. */
+  /**
+   * ISO-8601, UTC: while "indexing" (or its vectors are "embedding"), until when the process
+   * doing it holds it.
+   */
   lease_until: string | null;
   created_at: string;
   updated_at: string;
+  /** Where its vectors are: "none", "pending", "embedding", "ready" or "error" (0009). */
+  vectors: Generated<string>;
+  /** Why embedding failed (vectors "error"); else null. */
+  vectors_error: Generated<string | null>;
 }
 
 /** One row of `kb_file_contents`: the bytes uploaded, and the text extracted from them. */
@@ -195,6 +202,18 @@ export interface KbChunksTable {
   search_text?: string;
 }
 
+/**
+ * One row of `kb_chunk_vectors` (PostgreSQL only; SQLite keeps vectors in sqlite-vec tables):
+ * a chunk's vector, unit length, as base64 of little-endian float32s.
+ */
+export interface KbChunkVectorsTable {
+  chunk_id: number;
+  kb_id: string;
+  /** The embedder that made it (`embedderKey`): never mixed with another's in one search. */
+  embedder_key: string;
+  embedding: string;
+}
+
 /** Every table of the shared database, keyed by table name. */
 export interface DatabaseSchema {
   agents: AgentsTable;
@@ -207,4 +226,5 @@ export interface DatabaseSchema {
   kb_files: KbFilesTable;
   kb_file_contents: KbFileContentsTable;
   kb_chunks: KbChunksTable;
+  kb_chunk_vectors: KbChunkVectorsTable;
 }

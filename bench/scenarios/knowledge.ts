@@ -3,8 +3,14 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sql } from "kysely";
+import { HYBRID_WEIGHTS } from "../../knowledge/fusion.js";
+import type { KbSearchRequest } from "../../knowledge/service.js";
 import { createRuntime, type Runtime } from "../../runtime.js";
 import { openDatabase } from "../../store/database.js";
+import {
+  type FakeOpenAIServer,
+  startFakeOpenAIServer,
+} from "../../test/support/fake-openai-server.js";
 import { freshPostgresDatabase } from "../lib/postgres.js";
 import type { Scenario, TargetCheck } from "../lib/scenario.js";
 import { median, percentile } from "../lib/stats.js";
@@ -69,6 +75,7 @@ async function openStore(engine: "sqlite" | "postgres") {
 }
 
 interface Relevance {
+  retriever: string;
   queries: number;
   recallAt10: number;
   ndcgAt10: number;
@@ -77,16 +84,47 @@ interface Relevance {
   chunks: number;
 }
 
+/** A way of searching a knowledge base: a label and the fusion weights (default: the constant). */
+interface Retriever {
+  label: string;
+  fusion?: KbSearchRequest["fusion"];
+}
+
+/** The embedder of the hybrid variants: the test suite's hashed words and trigrams, 384 dims. */
+const BENCH_DIMENSIONS = 384;
+const benchEmbedder = (fake: FakeOpenAIServer) => ({
+  model: `hash-${BENCH_DIMENSIONS}`,
+  dimensions: BENCH_DIMENSIONS,
+  base_url: fake.url,
+});
+
+/** The weights tried on the hybrid variant, the shipped constant first. */
+const HYBRID_RETRIEVERS: Retriever[] = [
+  { label: `hybrid ${HYBRID_WEIGHTS.bm25}:${HYBRID_WEIGHTS.vector} (shipped)` },
+  { label: "hybrid 1:0.25", fusion: { bm25: 1, vector: 0.25 } },
+  { label: "hybrid 1:0.5", fusion: { bm25: 1, vector: 0.5 } },
+  { label: "hybrid 1:1 (equal)", fusion: { bm25: 1, vector: 1 } },
+  { label: "vectors only", fusion: { bm25: 0, vector: 1 } },
+];
+
 /**
- * Cranfield: every document a file (title, blank line, body) of one knowledge base; each query
- * searched with `runtime.kb.search` (50 chunks, folded to the best chunk per document), scored
- * against the judgements (any relevance ≥ 1 counts; nDCG with binary gains).
+ * Cranfield: every document a file (title, blank line, body) of one knowledge base (with the
+ * bench embedder when `fake` is given); each query searched with `runtime.kb.search` (50
+ * chunks, folded to the best chunk per document) by each retriever, scored against the
+ * judgements (any relevance ≥ 1 counts; nDCG with binary gains).
  */
-async function relevance(runtime: Runtime): Promise<Relevance> {
+async function relevance(
+  runtime: Runtime,
+  retrievers: readonly Retriever[],
+  fake?: FakeOpenAIServer,
+): Promise<Relevance[]> {
   const docs = load<CranfieldDoc[]>("docs.json");
   const queries = load<CranfieldQuery[]>("queries.json");
   const qrels = load<Qrel[]>("qrels.json");
-  await runtime.kb.create(UID, { name: "cranfield" });
+  await runtime.kb.create(UID, {
+    name: "cranfield",
+    ...(fake === undefined ? {} : { embedder: benchEmbedder(fake) }),
+  });
   const started = nowNs();
   for (let start = 0; start < docs.length; start += 200) {
     await runtime.kb.addFiles(
@@ -102,6 +140,9 @@ async function relevance(runtime: Runtime): Promise<Relevance> {
   const ingestMs = msSince(started);
   const files = await runtime.kb.listFiles(UID, "cranfield");
   const chunks = files.reduce((sum, file) => sum + file.chunk_count, 0);
+  if (fake !== undefined && files.some((file) => file.vectors !== "ready")) {
+    throw new Error("bench: some Cranfield files have no vectors; the hybrid rows would be BM25");
+  }
   const relevant = new Map<number, Set<number>>();
   for (const qrel of qrels) {
     if (qrel.relevance < 1) continue;
@@ -109,42 +150,56 @@ async function relevance(runtime: Runtime): Promise<Relevance> {
     set.add(qrel.docId);
     relevant.set(qrel.queryId, set);
   }
-  let recall = 0;
-  let ndcg = 0;
-  let mrr = 0;
-  let counted = 0;
-  for (const query of queries) {
-    const wanted = relevant.get(query.id);
-    if (!wanted || wanted.size === 0) continue;
-    counted += 1;
-    const hits = await runtime.kb.search(UID, { query: query.text, kb: "cranfield", top_k: 50 });
-    const ranked: number[] = [];
-    for (const hit of hits) {
-      const id = Number(/^doc-(\d+)\.txt$/.exec(hit.file)?.[1]);
-      if (!ranked.includes(id)) ranked.push(id);
-      if (ranked.length === 10) break;
+  const results: Relevance[] = [];
+  for (const retriever of retrievers) {
+    let recall = 0;
+    let ndcg = 0;
+    let mrr = 0;
+    let counted = 0;
+    for (const query of queries) {
+      const wanted = relevant.get(query.id);
+      if (!wanted || wanted.size === 0) continue;
+      counted += 1;
+      const hits = await runtime.kb.search(UID, {
+        query: query.text,
+        kb: "cranfield",
+        top_k: 50,
+        ...(retriever.fusion === undefined ? {} : { fusion: retriever.fusion }),
+      });
+      const ranked: number[] = [];
+      for (const hit of hits) {
+        const id = Number(/^doc-(\d+)\.txt$/.exec(hit.file)?.[1]);
+        if (!ranked.includes(id)) ranked.push(id);
+        if (ranked.length === 10) break;
+      }
+      const found = ranked.filter((id) => wanted.has(id)).length;
+      recall += found / wanted.size;
+      const dcg = ranked.reduce(
+        (sum, id, i) => sum + (wanted.has(id) ? 1 / Math.log2(i + 2) : 0),
+        0,
+      );
+      let ideal = 0;
+      for (let i = 0; i < Math.min(10, wanted.size); i += 1) ideal += 1 / Math.log2(i + 2);
+      ndcg += dcg / ideal;
+      const first = ranked.findIndex((id) => wanted.has(id));
+      mrr += first === -1 ? 0 : 1 / (first + 1);
     }
-    const found = ranked.filter((id) => wanted.has(id)).length;
-    recall += found / wanted.size;
-    const dcg = ranked.reduce((sum, id, i) => sum + (wanted.has(id) ? 1 / Math.log2(i + 2) : 0), 0);
-    let ideal = 0;
-    for (let i = 0; i < Math.min(10, wanted.size); i += 1) ideal += 1 / Math.log2(i + 2);
-    ndcg += dcg / ideal;
-    const first = ranked.findIndex((id) => wanted.has(id));
-    mrr += first === -1 ? 0 : 1 / (first + 1);
+    results.push({
+      retriever: retriever.label,
+      queries: counted,
+      recallAt10: recall / counted,
+      ndcgAt10: ndcg / counted,
+      mrrAt10: mrr / counted,
+      ingestMs,
+      chunks,
+    });
   }
-  return {
-    queries: counted,
-    recallAt10: recall / counted,
-    ndcgAt10: ndcg / counted,
-    mrrAt10: mrr / counted,
-    ingestMs,
-    chunks,
-  };
+  return results;
 }
 
 interface SpeedRow {
   engine: string;
+  retriever: string;
   chunks: number;
   ingestChunksPerS: number;
   allP50: number;
@@ -159,7 +214,11 @@ interface SpeedRow {
  * (random documents' sentences, ~100 chunks per file), then every Cranfield query searched over
  * all 10 and over 2 of them (top 10).
  */
-async function speed(engine: "sqlite" | "postgres", target: number): Promise<SpeedRow | undefined> {
+async function speed(
+  engine: "sqlite" | "postgres",
+  target: number,
+  fake?: FakeOpenAIServer,
+): Promise<SpeedRow | undefined> {
   const store = await openStore(engine);
   if (!store) return undefined;
   try {
@@ -167,7 +226,12 @@ async function speed(engine: "sqlite" | "postgres", target: number): Promise<Spe
     const docs = load<CranfieldDoc[]>("docs.json");
     const queries = load<CranfieldQuery[]>("queries.json");
     const kbs = Array.from({ length: 10 }, (_, i) => `kb-${i}`);
-    for (const name of kbs) await runtime.kb.create(UID, { name });
+    for (const name of kbs) {
+      await runtime.kb.create(UID, {
+        name,
+        ...(fake === undefined ? {} : { embedder: benchEmbedder(fake) }),
+      });
+    }
     // Deterministic pseudo-random choice of documents (no Math.random: repeatable numbers).
     // mulberry32: 32-bit integer arithmetic only (a float LCG loses bits and repeats, and
     // repeated files are deduplicated).
@@ -214,6 +278,7 @@ async function speed(engine: "sqlite" | "postgres", target: number): Promise<Spe
     }
     return {
       engine,
+      retriever: fake === undefined ? "BM25" : "hybrid",
       chunks,
       ingestChunksPerS: chunks / (ingestMs / 1000),
       allP50: median(all),
@@ -237,27 +302,43 @@ export const knowledgeScenario: Scenario = {
   title: "8. Knowledge bases: Cranfield relevance, ingest and search speed",
   async run({ quick }) {
     const quality: (Relevance & { engine: string })[] = [];
-    for (const engine of ["sqlite", "postgres"] as const) {
-      const store = await openStore(engine);
-      if (!store) continue;
-      try {
-        quality.push({ engine, ...(await relevance(store.runtime)) });
-      } finally {
-        await store.dispose();
-      }
-    }
-    const sizes = quick ? [10_000] : [10_000, 100_000];
+    // The bench's embedder: the fake OpenAI server's hashed /v1/embeddings (no real model here).
+    const fake = await startFakeOpenAIServer(() => {
+      throw new Error("bench: no chat completions expected");
+    });
     const speeds: SpeedRow[] = [];
-    for (const size of sizes) {
+    try {
       for (const engine of ["sqlite", "postgres"] as const) {
-        const row = await speed(engine, size);
-        if (row) speeds.push(row);
+        for (const embedded of [false, true]) {
+          const store = await openStore(engine);
+          if (!store) continue;
+          try {
+            const rows = embedded
+              ? await relevance(store.runtime, HYBRID_RETRIEVERS, fake)
+              : await relevance(store.runtime, [{ label: "BM25" }]);
+            quality.push(...rows.map((row) => ({ engine, ...row })));
+          } finally {
+            await store.dispose();
+          }
+        }
       }
+      const sizes = quick ? [10_000] : [10_000, 100_000];
+      for (const size of sizes) {
+        for (const engine of ["sqlite", "postgres"] as const) {
+          for (const embedder of [undefined, fake]) {
+            const row = await speed(engine, size, embedder);
+            if (row) speeds.push(row);
+          }
+        }
+      }
+    } finally {
+      await fake.close();
     }
     const qualityTable: Table = {
       title: "Cranfield (1,400 docs, 225 queries): retrieval quality and ingest",
       headers: [
         "engine",
+        "retriever",
         "queries",
         "recall@10",
         "nDCG@10",
@@ -268,6 +349,7 @@ export const knowledgeScenario: Scenario = {
       ],
       rows: quality.map((q) => [
         q.engine,
+        q.retriever,
         int(q.queries),
         fmt(q.recallAt10, 3),
         fmt(q.ndcgAt10, 3),
@@ -279,13 +361,15 @@ export const knowledgeScenario: Scenario = {
       notes: [
         "reference (FTS5 BM25 over title+body, measured when the issue was filed): recall@10 0.394, nDCG@10 0.348, MRR 0.516.",
         "each query's 50 best chunks folded to documents (best chunk per document); any judged relevance counts, nDCG with binary gains.",
-        "no embeddings: full-text search only (vectors are not built yet).",
+        `hybrid: weighted reciprocal-rank fusion (k 60) of BM25 and the vectors of a deterministic hashed bag of words and character trigrams (${BENCH_DIMENSIONS} dims, the test suite's fake /v1/embeddings): a weak embedder that knows no synonyms, standing in for a real model (none reachable here).`,
+        "ingest with embeddings includes the HTTP round trips to the fake server and writing the vectors.",
       ],
     };
     const speedTable: Table = {
       title: "Search latency over 10 knowledge bases (225 Cranfield queries, top 10; ms)",
       headers: [
         "engine",
+        "retriever",
         "chunks",
         "ingest chunks/s",
         "all p50",
@@ -296,6 +380,7 @@ export const knowledgeScenario: Scenario = {
       ],
       rows: speeds.map((s) => [
         s.engine,
+        s.retriever,
         int(s.chunks),
         int(s.ingestChunksPerS),
         fmt(s.allP50),
@@ -308,8 +393,11 @@ export const knowledgeScenario: Scenario = {
         "runtime.kb.search end to end (visibility check, query, file names); synthetic files of Cranfield sentences, ~100 chunks each.",
       ],
     };
-    const sqliteQuality = quality.find((q) => q.engine === "sqlite");
-    const largest = speeds.filter((s) => s.engine === "sqlite").at(-1);
+    const sqliteQuality = quality.find((q) => q.engine === "sqlite" && q.retriever === "BM25");
+    const largest = speeds.filter((s) => s.engine === "sqlite" && s.retriever === "BM25").at(-1);
+    const largestHybrid = speeds
+      .filter((s) => s.engine === "sqlite" && s.retriever === "hybrid")
+      .at(-1);
     const targets: TargetCheck[] = [
       {
         target: "Cranfield recall@10 ≥ 0.394 and nDCG@10 ≥ 0.348 (offline default, SQLite)",
@@ -326,6 +414,14 @@ export const knowledgeScenario: Scenario = {
         met: largest && largest.chunks >= 90_000 ? largest.twoP50 <= 50 : undefined,
         detail: largest
           ? `${fmt(largest.twoP50)} ms at ${int(largest.chunks)} chunks`
+          : "not measured",
+      },
+      {
+        target: "hybrid search p50 ≤ 50 ms at 100k chunks, 2 of 10 knowledge bases, SQLite",
+        met:
+          largestHybrid && largestHybrid.chunks >= 90_000 ? largestHybrid.twoP50 <= 50 : undefined,
+        detail: largestHybrid
+          ? `${fmt(largestHybrid.twoP50)} ms at ${int(largestHybrid.chunks)} chunks`
           : "not measured",
       },
     ];

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SHARE_MODES } from "../../agents/schema.js";
-import { FILE_STATUSES } from "../../knowledge/schema.js";
+import { FILE_STATUSES, VECTOR_STATES } from "../../knowledge/schema.js";
 import { errorSchema } from "../schemas.js";
 
 /** Wire shapes of `/api/kb` (server/routes/knowledge.ts), validated on the way out. */
@@ -15,7 +15,17 @@ export const knowledgeBaseSchema = z.object({
     uids: z.array(z.string()),
     editors: z.array(z.string()),
   }),
-  embedder: z.object({ model: z.string().optional(), dimensions: z.number().optional() }),
+  embedder: z
+    .object({
+      model: z.string().optional(),
+      dimensions: z.number().optional(),
+      base_url: z.string().optional(),
+      api_key_env: z
+        .string()
+        .optional()
+        .describe("the environment variable holding the API key (the key is never shown)"),
+    })
+    .describe("{}: full-text search only; else hybrid search with this embedding model"),
   version: z.number().int(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -32,6 +42,10 @@ export const kbFileSchema = z.object({
   error: z.string().nullable(),
   chunk_count: z.number().int(),
   line_count: z.number().int(),
+  vectors: z
+    .enum(VECTOR_STATES)
+    .describe("none (no embedder), pending, embedding, ready or error (see vectors_error)"),
+  vectors_error: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 });

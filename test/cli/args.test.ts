@@ -78,6 +78,40 @@ describe("parseCommandLine", () => {
       kb: "h",
     });
     expect(parseCommandLine(["kb", "rm", "handbook"], {})).toMatchObject({ name: "kb-rm" });
+    expect(
+      parseCommandLine(
+        [
+          "kb",
+          "create",
+          "papers",
+          "--embedding-model",
+          "bge-m3",
+          "--embedding-dimensions",
+          "1024",
+          "--embedding-base-url",
+          "http://127.0.0.1:8000/v1",
+          "--embedding-key-env",
+          "VLLM_KEY",
+        ],
+        {},
+      ),
+    ).toMatchObject({
+      name: "kb-create",
+      embedder: {
+        model: "bge-m3",
+        dimensions: 1024,
+        base_url: "http://127.0.0.1:8000/v1",
+        api_key_env: "VLLM_KEY",
+      },
+    });
+    expect(parseCommandLine(["kb", "create", "plain"], {})).toMatchObject({ embedder: undefined });
+    // Not digits: passed on as typed, for the schema's message to quote.
+    expect(
+      parseCommandLine(["kb", "create", "p", "--embedding-dimensions", "1e3"], {}),
+    ).toMatchObject({ embedder: { dimensions: "1e3" } });
+    expect(usageError(["kb", "list", "--embedding-model", "m"]).message).toBe(
+      'options --embedding-… are only for "kb create"',
+    );
     expect(usageError(["kb", "add", "handbook"]).message).toContain("needs files or folders");
     expect(usageError(["kb", "list", "--kb", "x"]).message).toBe(
       'option --kb is only for "kb search"',

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, inject, it } from "vitest";
 import { cli } from "../support/cli.js";
+import { startFakeOpenAIServer } from "../support/fake-openai-server.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
 import { fixture } from "./kb-client.js";
 
@@ -84,6 +85,60 @@ describe.each(["sqlite", "postgres"] as const)(
       const usage = await run("create");
       expect(usage.code).toBe(2);
       expect(usage.stderr).toContain('"kb create" needs a name');
+    });
+
+    it("creates a knowledge base with an embedder, and refuses bad embedder options", async () => {
+      const fake = await startFakeOpenAIServer(() => {
+        throw new Error("no chat completions expected");
+      });
+      try {
+        const created = await run(
+          "create",
+          "papers",
+          "--embedding-model",
+          "hash-64",
+          "--embedding-dimensions",
+          "64",
+          "--embedding-base-url",
+          fake.url,
+        );
+        expect(created.stderr).toBe("");
+        expect(created.stdout).toContain("hybrid search with hash-64 (64 dimensions)");
+        await writeFile(join(dataDir, "paint.txt"), "Paint the fence a bright colour.\n");
+        await writeFile(join(dataDir, "oil.txt"), "Change the engine oil in winter.\n");
+        const added = await run(
+          "add",
+          "papers",
+          join(dataDir, "paint.txt"),
+          join(dataDir, "oil.txt"),
+        );
+        expect(added.code, added.stdout + added.stderr).toBe(0);
+        const files = await run("files", "papers");
+        expect(files.stdout).toMatch(/^paint\.txt\s+indexed\s+ready\s+1\s+1\s+[0-9a-f-]{36}$/m);
+        // No file has the word "color": only the vectors find it.
+        const found = await run("search", "color", "--kb", "papers");
+        expect(found.code).toBe(0);
+        expect(found.stdout).toContain("[1] papers / paint.txt, lines 1-1");
+        expect(fake.embeddingRequests.length).toBeGreaterThan(0);
+
+        const noLength = await run("create", "bad", "--embedding-model", "m");
+        expect(noLength.code).toBe(1);
+        expect(noLength.stderr).toContain("VALIDATION_FAILED");
+        expect(noLength.stderr).toContain("embedder.dimensions is missing");
+        const word = await run(
+          "create",
+          "bad",
+          "--embedding-model",
+          "m",
+          "--embedding-dimensions",
+          "many",
+        );
+        expect(word.stderr).toContain('embedder.dimensions "many" is invalid');
+        const misplaced = await run("list", "--embedding-model", "m");
+        expect(misplaced.code).toBe(2);
+      } finally {
+        await fake.close();
+      }
     });
   },
 );

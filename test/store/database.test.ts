@@ -29,6 +29,7 @@ describe("openSqliteDatabase", () => {
       "0006_run_runners_and_outcomes",
       "0007_run_metadata_thread_deletion",
       "0008_knowledge_bases",
+      "0009_knowledge_vectors",
     ]);
   });
 
@@ -81,6 +82,7 @@ describe("openSqliteDatabase", () => {
         "0006_run_runners_and_outcomes",
         "0007_run_metadata_thread_deletion",
         "0008_knowledge_bases",
+        "0009_knowledge_vectors",
       ]);
     } finally {
       await second.close();

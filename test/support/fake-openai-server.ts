@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { hashedEmbedding } from "./hashed-embedding.js";
 
 /** The JSON body of a `POST /v1/chat/completions` request, as the client sent it. */
 export interface ChatCompletionRequestBody {
@@ -86,6 +87,11 @@ export interface FakeOpenAIServer {
   requests: ChatCompletionRequestBody[];
   /** The `Authorization` header of each entry in `requests` (same index; any value is accepted). */
   authorizations: Array<string | undefined>;
+  /**
+   * Every `POST /v1/embeddings` request, in arrival order: the model, how many texts, the
+   * encoding asked for and the `Authorization` header.
+   */
+  embeddingRequests: EmbeddingRequestRecord[];
   /** Indices (into `requests`) whose client disconnected before the reply was complete. */
   aborted: number[];
   /** Handler errors and unexpected requests; a test should assert this is empty. */
@@ -93,6 +99,17 @@ export interface FakeOpenAIServer {
   /** Stops listening, drops open connections and cancels pending delays. Idempotent. */
   close(): Promise<void>;
 }
+
+/** What {@link FakeOpenAIServer.embeddingRequests} keeps of one embeddings request. */
+export interface EmbeddingRequestRecord {
+  model: string;
+  inputs: number;
+  encoding_format: unknown;
+  authorization: string | undefined;
+}
+
+/** Models the embeddings route serves: `hash-<n>` answers `n`-dimensional vectors. */
+const HASH_MODEL = /^hash-(\d{1,4})$/;
 
 /** Thrown inside the server to answer with a specific status and record a failure. */
 class RequestRejected extends Error {
@@ -248,7 +265,10 @@ export interface FakeOpenAIServerOptions {
 /**
  * Starts a fake OpenAI server on 127.0.0.1 with an OS-assigned port.
  *
- * Routes: `POST /v1/chat/completions` (JSON or SSE, per the request's `stream` flag) and
+ * Routes: `POST /v1/chat/completions` (JSON or SSE, per the request's `stream` flag),
+ * `POST /v1/embeddings` (deterministic vectors, see {@link hashedEmbedding}: model `hash-<n>`
+ * answers `n` dimensions whatever `dimensions` asks, as a model of fixed size does; floats only,
+ * and `encoding_format: "base64"` is refused so a client that asks for it shows up) and
  * `GET /v1/models` (a one-entry list, for clients that probe it). Anything else is a 404 and a
  * `failures` entry.
  */
@@ -261,6 +281,7 @@ export async function startFakeOpenAIServer(
   const authorizations: Array<string | undefined> = [];
   const aborted: number[] = [];
   const failures: string[] = [];
+  const embeddingRequests: EmbeddingRequestRecord[] = [];
   // Lets close() cancel handler delays that would otherwise keep the event loop busy.
   const inFlight = new Set<AbortController>();
   let completionCounter = 0;
@@ -480,6 +501,45 @@ export async function startFakeOpenAIServer(
     res.end("data: [DONE]\n\n");
   }
 
+  async function handleEmbeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(await readBody(req));
+    } catch {
+      throw new RequestRejected(400, "embeddings request body is not valid JSON");
+    }
+    if (!isRecord(parsed)) throw new RequestRejected(400, "embeddings request is not an object");
+    const { model, input, encoding_format } = parsed;
+    const inputs = typeof input === "string" ? [input] : input;
+    if (typeof model !== "string" || !Array.isArray(inputs)) {
+      throw new RequestRejected(400, "embeddings request needs model and input");
+    }
+    embeddingRequests.push({
+      model,
+      inputs: inputs.length,
+      encoding_format,
+      authorization: req.headers.authorization,
+    });
+    const size = HASH_MODEL.exec(model)?.[1];
+    if (size === undefined) {
+      sendError(res, 404, `The model \`${model}\` does not exist`, "invalid_request_error");
+      return;
+    }
+    if (encoding_format === "base64") {
+      throw new RequestRejected(400, "this fake serves floats only: send encoding_format float");
+    }
+    sendJson(res, 200, {
+      object: "list",
+      model,
+      data: inputs.map((text, index) => ({
+        object: "embedding",
+        index,
+        embedding: hashedEmbedding(String(text), Number(size)),
+      })),
+      usage: { prompt_tokens: 0, total_tokens: 0 },
+    });
+  }
+
   const server = createServer((req, res) => {
     const controller = new AbortController();
     inFlight.add(controller);
@@ -497,6 +557,8 @@ export async function startFakeOpenAIServer(
     const work = async (): Promise<void> => {
       if (route === "POST /v1/chat/completions") {
         await handleCompletion(req, res, controller.signal);
+      } else if (route === "POST /v1/embeddings") {
+        await handleEmbeddings(req, res);
       } else if (route === "GET /v1/models") {
         sendJson(res, 200, {
           object: "list",
@@ -531,6 +593,7 @@ export async function startFakeOpenAIServer(
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     authorizations,
+    embeddingRequests,
     aborted,
     failures,
     close(): Promise<void> {

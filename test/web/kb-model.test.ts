@@ -24,6 +24,8 @@ function file(name: string, status: KbFileRecord["status"]): KbFileRecord {
     error: status === "error" ? `file "${name}" cannot be read` : null,
     chunk_count: status === "indexed" ? 1 : 0,
     line_count: status === "indexed" ? 3 : 0,
+    vectors: "none",
+    vectors_error: null,
     created_at: "2026-01-01T00:00:00.000Z",
     updated_at: "2026-01-01T00:00:00.000Z",
   };
