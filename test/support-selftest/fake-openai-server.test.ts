@@ -197,20 +197,20 @@ describe("fake OpenAI server with the real ChatOpenAI client", () => {
   it("records unexpected paths as failures and serves /v1/models", async () => {
     const server = await start(() => ({ content: "unused" }));
 
-    const embeddings = await fetch(`${server.url}/embeddings`, { method: "POST", body: "{}" });
+    const speech = await fetch(`${server.url}/audio/speech`, { method: "POST", body: "{}" });
     const models = await fetch(`${server.url}/models`);
 
-    expect(embeddings.status).toBe(404);
-    expect(await embeddings.json()).toEqual({
+    expect(speech.status).toBe(404);
+    expect(await speech.json()).toEqual({
       error: {
-        message: "unexpected request: POST /v1/embeddings",
+        message: "unexpected request: POST /v1/audio/speech",
         type: "invalid_request_error",
         code: null,
         param: null,
       },
     });
     expect(models.status).toBe(200);
-    expect(server.failures).toEqual(["unexpected request: POST /v1/embeddings"]);
+    expect(server.failures).toEqual(["unexpected request: POST /v1/audio/speech"]);
     expect(server.requests).toEqual([]);
   });
 });
