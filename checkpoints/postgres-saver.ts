@@ -10,6 +10,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { withSchemaLock } from "../store/schema-lock.js";
+import { survivePoolClientErrors } from "../util/pg-client-errors.js";
 import { DeltaHistoryBuilder, MAX_DELTA_CHANNELS, requestedChannels } from "./delta-history.js";
 
 /** Digits of the counter part of a version (as the Python saver: `f"{counter:032}"`). */
@@ -283,6 +284,7 @@ export class ForkSafePostgresSaver extends PostgresSaver {
       options.onError ??
       ((error: Error) => console.warn(`[subagent-graph] postgres pool error: ${error.message}`));
     pool.on("error", onError);
+    survivePoolClientErrors(pool);
     const saver = make(pool, options.schema ? { schema: options.schema } : undefined);
     try {
       await saver.setup();

@@ -14,6 +14,7 @@ import pg from "pg";
 import * as sqliteVec from "sqlite-vec";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { makeDirectorySync } from "../util/make-directory.js";
+import { survivePoolClientErrors } from "../util/pg-client-errors.js";
 import { migrateToLatest } from "./migrations.js";
 import type { DatabaseSchema } from "./schema.js";
 import { withSchemaLock } from "./schema-lock.js";
@@ -130,6 +131,7 @@ export async function openPostgresDatabase(
       `[subagent-graph] PostgreSQL database "${shown}": an idle connection failed and was dropped: ${scrub(error.message)}`,
     );
   });
+  survivePoolClientErrors(pool);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   try {
     try {

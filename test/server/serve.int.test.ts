@@ -156,7 +156,11 @@ describe("serve (npm start)", { timeout: 120_000 }, () => {
       const base = /serving on (http:\/\/\S+)/.exec(served.stdout())?.[1] ?? "";
       const token = /\(shown once, keep it\): (\S+)/.exec(served.stdout())?.[1] ?? "";
       const ready = async () => {
-        const answer = await fetch(`${base}/ready`);
+        const answer = await fetch(`${base}/ready`).catch((error: unknown) => {
+          throw new Error(`GET /ready failed; the server's stderr:\n${served.stderr()}`, {
+            cause: error,
+          });
+        });
         return {
           status: answer.status,
           body: (await answer.json()) as {
