@@ -1,7 +1,11 @@
 import { resolve } from "node:path";
 import { readCatalog } from "./agents/catalog.js";
 import { AgentRepository } from "./agents/repository.js";
-import { checkStorageOptions, resolveChannelStorage } from "./checkpoints/channel-storage.js";
+import {
+  CHECKPOINT_STORAGE_ENV,
+  checkStorageOptions,
+  resolveChannelStorage,
+} from "./checkpoints/channel-storage.js";
 import { openStorage } from "./checkpoints/open-storage.js";
 import { ErrorCode, SubagentGraphError } from "./errors.js";
 import { openAgentParts } from "./graphs/agent-parts.js";
@@ -64,9 +68,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const warn = options.warn ?? ((message: string) => console.warn(`[subagent-graph] ${message}`));
   // Before anything is opened: a bad config fails here without leaving a store open.
   const mcpServers = loadMcpServers({ option: options.mcpServers, env, dataDir });
+  const storageFromEnv = env[CHECKPOINT_STORAGE_ENV]?.trim() || undefined;
   const requestedStorage = checkStorageOptions(
-    options.checkpointStorage,
+    options.checkpointStorage ?? storageFromEnv,
     options.deltaSnapshotFrequency,
+    options.checkpointStorage === undefined && storageFromEnv ? CHECKPOINT_STORAGE_ENV : undefined,
   );
   const { database: store, checkpointer } = options;
   const storage = await openStorage({
@@ -78,7 +84,9 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     sendRefReducers: AGENT_STATE_REDUCERS,
   });
   const { database, saver, hosted } = storage;
-  const channelStorage = resolveChannelStorage(requestedStorage, hosted ? undefined : saver);
+  // Hosted graphs see the server's saver through the same packet compaction as ours
+  // (`graphs/hosted-graph.ts`), so they take our savers' default too.
+  const channelStorage = resolveChannelStorage(requestedStorage, saver);
   let closed = false;
   const ensureOpen = () => {
     if (closed)

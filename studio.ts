@@ -21,6 +21,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { DEMO_UID, seedDemo } from "./agents/demo.js";
 import { parseHostedContext } from "./backends/hosted-context.js";
 import { hostedGraph } from "./graphs/hosted-graph.js";
+import { AGENT_STATE_REDUCERS } from "./runs/thread-state.js";
 import { createRuntime, type Runtime } from "./runtime.js";
 
 /** The data dir the hosted graphs read agents from: `SUBAGENT_GRAPH_DATA`, else `./data`. */
@@ -70,5 +71,9 @@ export async function agent(config?: LangGraphRunnableConfig, factory?: FactoryR
     context.agent,
     context.subagents ? { subagents: context.subagents } : {},
   );
-  return hostedGraph(graph, { context, describe: factory?.accessContext === "assistants.read" });
+  return hostedGraph(graph, {
+    context,
+    describe: factory?.accessContext === "assistants.read",
+    sendRefReducers: AGENT_STATE_REDUCERS,
+  });
 }

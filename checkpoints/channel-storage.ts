@@ -40,6 +40,12 @@ export interface ChannelStorage {
  */
 export const DEFAULT_SNAPSHOT_FREQUENCY = 250;
 
+/**
+ * The environment variable that sets `checkpointStorage` when the option is not given: the way
+ * to choose for `npm start` and for graphs hosted by a LangGraph server (Studio).
+ */
+export const CHECKPOINT_STORAGE_ENV = "SUBAGENT_GRAPH_CHECKPOINT_STORAGE";
+
 /** The storage options as given, checked: `kind` undefined means the saver's default. */
 export interface RequestedStorage {
   kind: CheckpointStorage | undefined;
@@ -48,6 +54,8 @@ export interface RequestedStorage {
 
 /**
  * Checks the `checkpointStorage` and `deltaSnapshotFrequency` options (before anything opens).
+ * `kindSource` names where `kind` came from, for the error (the option, or
+ * {@link CHECKPOINT_STORAGE_ENV}).
  *
  * @throws SubagentGraphError `VALIDATION_FAILED` naming the option for an unknown storage or a
  *   frequency that is not a whole number of at least 1.
@@ -55,12 +63,13 @@ export interface RequestedStorage {
 export function checkStorageOptions(
   kind: unknown,
   snapshotFrequency: unknown = DEFAULT_SNAPSHOT_FREQUENCY,
+  kindSource = "checkpointStorage",
 ): RequestedStorage {
   if (kind !== undefined && kind !== "delta" && kind !== "full") {
     throw new SubagentGraphError(
       ErrorCode.Validation,
-      `checkpointStorage ${JSON.stringify(kind)} is not a storage: use "delta" (linear, the default on our savers) or "full" (LangGraph's stock storage)`,
-      { field: "checkpointStorage" },
+      `${kindSource} ${JSON.stringify(kind)} is not a storage: use "delta" (linear, the default on our savers) or "full" (LangGraph's stock storage)`,
+      { field: kindSource },
     );
   }
   if (
@@ -79,10 +88,11 @@ export function checkStorageOptions(
 
 /**
  * The storage a runtime uses: the one asked for, else `"delta"` on our savers (SQLite and
- * PostgreSQL rebuild a delta channel in one query; all three store `Send` packets by reference)
- * and `"full"` on a saver passed in. A stock saver (a LangGraph server's, a plain `MemorySaver`)
- * stores each step's `Send` packets whole, and its delta read deserializes every ancestor
- * checkpoint: the bench measured delta there at 10× the full storage's time per turn by turn 50.
+ * PostgreSQL rebuild a delta channel in one query; all three store `Send` packets by reference,
+ * as does a LangGraph server's saver seen through `sendCompactingView`, which hosted graphs use)
+ * and `"full"` on a saver passed in. A stock saver stores each step's `Send` packets whole, and
+ * its delta read deserializes every ancestor checkpoint: the bench measured delta there at 10×
+ * the full storage's time per turn by turn 50.
  */
 export function resolveChannelStorage(
   requested: RequestedStorage = checkStorageOptions(undefined),

@@ -12,6 +12,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import type pg from "pg";
+import { DelegatingSaver } from "./delegating-saver.js";
 import type { ChannelReducers } from "./delta-read.js";
 import { ForkSafePostgresSaver, type ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
 import { DEFAULT_SEND_REF_REDUCERS, type SendRefStats, SendRefs } from "./send-refs.js";
@@ -168,4 +169,43 @@ export class SendCompactingMemorySaver extends withSendRefs(MemorySaver) {
     super();
     this.useSendRefReducers(reducers);
   }
+}
+
+/**
+ * A saver someone else owns (a LangGraph server's), seen through the `Send` packet compaction
+ * ({@link SendRefs}): writes go to it compacted, reads come back rehydrated, and it keeps its own
+ * storage and delta read. Get one with {@link sendCompactingView}.
+ */
+export class SendCompactingSaverView extends withSendRefs(DelegatingSaver) {
+  constructor(inner: BaseCheckpointSaver, reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS) {
+    super(inner);
+    this.useSendRefReducers(reducers);
+  }
+}
+
+const views = new WeakMap<BaseCheckpointSaver, SendCompactingSaverView>();
+
+/**
+ * The one {@link SendCompactingSaverView} of `saver` (made on first use): every graph handed the
+ * same saver must share one view, because a view remembers the packets of recent checkpoints
+ * and the writes still in flight per thread. A saver that already compacts is returned as is.
+ */
+export function sendCompactingView(
+  saver: BaseCheckpointSaver,
+  reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS,
+): BaseCheckpointSaver {
+  if (
+    saver instanceof SendCompactingSaverView ||
+    saver instanceof SendCompactingMemorySaver ||
+    saver instanceof SendCompactingSqliteSaver ||
+    saver instanceof SendCompactingPostgresSaver
+  ) {
+    return saver;
+  }
+  let view = views.get(saver);
+  if (!view) {
+    view = new SendCompactingSaverView(saver, reducers);
+    views.set(saver, view);
+  }
+  return view;
 }

@@ -63,8 +63,10 @@ export interface AgentPartsOptions {
    * How agents' conversations are checkpointed: `"delta"` stores what each step wrote, with a
    * full snapshot every `deltaSnapshotFrequency` updates (reads replay the writes since); `"full"`
    * is LangGraph's stock storage (the whole conversation in every checkpoint: no replay on
-   * reads, but bytes grow with the square of the length). Default: `"delta"` on the SQLite and
-   * PostgreSQL savers, `"full"` on others (they rebuild a delta channel ancestor by ancestor).
+   * reads, but bytes grow with the square of the length). Default: the environment's
+   * `SUBAGENT_GRAPH_CHECKPOINT_STORAGE`, else `"delta"` on our memory, SQLite and PostgreSQL
+   * savers and under a LangGraph server (Studio), `"full"` on a saver passed in (a stock saver
+   * stores tool-routing packets whole and rebuilds a delta channel ancestor by ancestor).
    * Threads written either way stay readable after a switch. See README "Checkpoint storage".
    */
   checkpointStorage?: CheckpointStorage;

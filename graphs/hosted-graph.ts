@@ -1,7 +1,13 @@
-import { MemorySaver, StateSchema } from "@langchain/langgraph";
+import { StateSchema } from "@langchain/langgraph";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { HostedAgentContext } from "../backends/context.js";
 import { parseHostedContext } from "../backends/hosted-context.js";
 import type { AgentGraph } from "../backends/registry.js";
+import type { ChannelReducers } from "../checkpoints/delta-read.js";
+import {
+  SendCompactingMemorySaver,
+  sendCompactingView,
+} from "../checkpoints/send-compacting-savers.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { PREGEL_CHECKPOINTER_KEY } from "../middleware/child-run.js";
 
@@ -54,6 +60,11 @@ export interface HostedGraphOptions {
    * so that its schema reader also reports the context schema (see {@link describingBuilder}).
    */
   describe: boolean;
+  /**
+   * The state channels stored by reference in `Send` packets, with the reducers that rebuild
+   * them (the runtime's; see `checkpoints/send-refs.ts`).
+   */
+  sendRefReducers: ChannelReducers;
 }
 
 /**
@@ -66,6 +77,12 @@ export interface HostedGraphOptions {
  *   the task tool and the file tools read `uid` from the context, and the server hands a graph
  *   the context exactly as the client sent it (LangGraph validates it against the schema but
  *   does not apply the schema's defaults);
+ * - the saver the server sets on it is seen through the `Send` packet compaction
+ *   ({@link sendCompactingView}), as our own savers store them: with delta storage (the
+ *   default), a thread then grows linearly in the server's checkpoint file, which the dev server
+ *   rewrites whole a few seconds after every change. Anything the server does to its saver
+ *   directly (delete, copy) keeps working: a compacted packet refers only to checkpoints and
+ *   writes of its own thread;
  * - a run without a saver (a thread-less run: `runs.wait(null, …)`, for which the server compiles
  *   nothing in) gets a fresh in-memory saver for that run alone. The agent and its subagents
  *   checkpoint there (subagents must: they run on child threads of the lent saver), and it is
@@ -74,6 +91,7 @@ export interface HostedGraphOptions {
 export function hostedGraph(graph: AgentGraph, options: HostedGraphOptions): HostedGraph {
   const compiled = compiledGraphOf(graph);
   const copy = compiled.withConfig({});
+  compactSaverOf(copy, options.sendRefReducers);
   const stream = copy.stream.bind(copy);
   Object.defineProperty(copy, "stream", {
     configurable: true,
@@ -85,7 +103,9 @@ export function hostedGraph(graph: AgentGraph, options: HostedGraphOptions): Hos
           : parseHostedContext(callOptions.context);
       const configurable = { ...callOptions.configurable };
       if (!copy.checkpointer && configurable[PREGEL_CHECKPOINTER_KEY] === undefined) {
-        configurable[PREGEL_CHECKPOINTER_KEY] = new MemorySaver();
+        configurable[PREGEL_CHECKPOINTER_KEY] = new SendCompactingMemorySaver(
+          options.sendRefReducers,
+        );
       }
       return stream(input, { ...callOptions, context, configurable });
     },
@@ -98,6 +118,32 @@ export function hostedGraph(graph: AgentGraph, options: HostedGraphOptions): Hos
     });
   }
   return copy;
+}
+
+/**
+ * Makes `graph.checkpointer` hold, for any saver assigned to it, that saver's compacting view
+ * (the server assigns its own after the graph factory returns, `graph/load.mjs` in
+ * `@langchain/langgraph-api`).
+ */
+function compactSaverOf(graph: HostedGraph, reducers: ChannelReducers): void {
+  let saver: unknown = graph.checkpointer;
+  Object.defineProperty(graph, "checkpointer", {
+    configurable: true,
+    enumerable: true,
+    get: () => saver,
+    set: (value: unknown) => {
+      saver = isSaver(value) ? sendCompactingView(value, reducers) : value;
+    },
+  });
+}
+
+function isSaver(value: unknown): value is BaseCheckpointSaver {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { putWrites?: unknown }).putWrites === "function" &&
+    typeof (value as { getTuple?: unknown }).getTuple === "function"
+  );
 }
 
 /** The builder fields a LangGraph server's schema reader looks at. */

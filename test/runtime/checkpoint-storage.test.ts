@@ -163,7 +163,7 @@ describe("checkpoint storage", () => {
     );
   });
 
-  it("defaults to delta on our savers and to full on a saver passed in", async () => {
+  it("defaults to delta on our savers and to full on a saver passed in, unless the environment says", async () => {
     const stored = async (options: Partial<RuntimeOptions>) => {
       const runtime = await open(dataDir(), options);
       await runtime.run({ uid: "alice", threadId: "t", input: "question number 1" });
@@ -181,6 +181,10 @@ describe("checkpoint storage", () => {
       false,
     );
     expect(await stored({ checkpointStorage: "full" })).toBe(true);
+    // The environment chooses for `npm start` and Studio; the option still wins.
+    const full = { SUBAGENT_GRAPH_CHECKPOINT_STORAGE: "full" };
+    expect(await stored({ env: full })).toBe(true);
+    expect(await stored({ env: full, checkpointStorage: "delta" })).toBe(false);
   });
 
   it("refuses an unknown storage or a bad snapshot frequency before opening anything", async () => {
@@ -198,6 +202,12 @@ describe("checkpoint storage", () => {
     const storage = await refused({ checkpointStorage: "zip" as never });
     expect(storage.slice(0, 2)).toEqual([ErrorCode.Validation, "checkpointStorage"]);
     expect(storage[2]).toContain('"zip"');
+    const fromEnv = await refused({ env: { SUBAGENT_GRAPH_CHECKPOINT_STORAGE: "linear" } });
+    expect(fromEnv.slice(0, 2)).toEqual([
+      ErrorCode.Validation,
+      "SUBAGENT_GRAPH_CHECKPOINT_STORAGE",
+    ]);
+    expect(fromEnv[2]).toContain('"linear" is not a storage: use "delta"');
     const frequency = await refused({ deltaSnapshotFrequency: 0 });
     expect(frequency.slice(0, 2)).toEqual([ErrorCode.Validation, "deltaSnapshotFrequency"]);
     expect(existsSync(dir)).toBe(false);

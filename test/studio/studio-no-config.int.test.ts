@@ -1,4 +1,4 @@
-import { copyFile, mkdtemp, readdir, rm, symlink } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, rm, stat, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,6 +31,28 @@ interface SubagentRunView {
 interface AgentValues {
   messages: { type: string; name?: string; content: string }[];
   subagent_runs: SubagentRunView[];
+}
+
+/** Where the dev server keeps its checkpoints (`storage/checkpoint.mjs` in langgraph-api). */
+const CHECKPOINT_FILE = join(".langgraph_api", ".langgraphjs_api.checkpointer.json");
+
+/**
+ * The size of the dev server's checkpoint file once it holds everything written before now: the
+ * server rewrites the whole file a few seconds after its last change, so this waits for a write
+ * that started after this call and for the size to settle.
+ */
+async function persistedSize(file: string): Promise<number> {
+  const since = Date.now();
+  let last = -1;
+  for (let tries = 0; tries < 80; tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const info = await stat(file).catch(() => undefined);
+    if (info && info.mtimeMs > since) {
+      if (info.size === last) return info.size;
+      last = info.size;
+    }
+  }
+  throw new Error(`the dev server did not rewrite ${file} within 20 s`);
 }
 
 /** The final values `runs.wait` returns, checked to be the agent's state. */
@@ -182,6 +204,70 @@ describe("Studio with no configuration (langgraphjs dev on langgraph.json, drive
       (error: Error) => error.message,
     );
     expect(read).toContain("HTTP 404");
+  });
+
+  it("stores a growing thread linearly in its own checkpoint file, and reads, forks and copies it whole", async () => {
+    const thread = await client.threads.create();
+    const file = join(project, CHECKPOINT_FILE);
+    const turns = async (count: number) => {
+      for (let turn = 0; turn < count; turn += 1) {
+        await client.runs.wait(thread.thread_id, "agent", {
+          input: { messages: [{ role: "user", content: "Compare solar and wind power" }] },
+        });
+      }
+    };
+    await turns(1);
+    const start = await persistedSize(file);
+    await turns(4);
+    const middle = await persistedSize(file);
+    await turns(4);
+    const end = await persistedSize(file);
+    // Each turn delegates twice. Full storage writes the whole conversation at every step, so
+    // turns 6-9 would add about twice the bytes of turns 2-5; delta adds the same.
+    expect((end - middle) / (middle - start)).toBeLessThan(1.15);
+
+    const state = await client.threads.getState<AgentValues>(thread.thread_id);
+    expect(state.values.subagent_runs).toHaveLength(18);
+    expect(state.values.subagent_runs.every((run) => run.status === "completed")).toBe(true);
+    const humans = state.values.messages.filter((message) => message.type === "human");
+    expect(humans).toHaveLength(9);
+
+    // Fork at the checkpoint before the last turn with its question edited (same id: replaced).
+    const history = await client.threads.getHistory<AgentValues>(thread.thread_id, { limit: 100 });
+    const beforeLast = history.find(
+      (snapshot) =>
+        snapshot.values.messages?.filter((message) => message.type === "human").length === 8 &&
+        snapshot.next.length === 0,
+    );
+    expect(beforeLast).toBeDefined();
+    const lastQuestion = state.values.messages.findLast((message) => message.type === "human") as
+      | { id: string }
+      | undefined;
+    await client.threads.updateState(thread.thread_id, {
+      values: { messages: [{ id: lastQuestion?.id, type: "human", content: "Review my plan" }] },
+      checkpoint: beforeLast?.checkpoint,
+      asNode: "__start__",
+    });
+    // The fork is the thread's head now: the run continues from it.
+    const fork = agentValues(await client.runs.wait(thread.thread_id, "agent", { input: null }));
+    const forkHumans = fork.messages.filter((message) => message.type === "human");
+    expect(forkHumans.map((message) => message.content).slice(-2)).toEqual([
+      "Compare solar and wind power",
+      "Review my plan",
+    ]);
+    expect(fork.subagent_runs.length).toBeGreaterThan(16);
+
+    // The server's own thread copy keeps what the packets refer to: the copy reads and runs on.
+    const copy = await client.threads.copy(thread.thread_id);
+    const copied = await client.threads.getState<AgentValues>(copy.thread_id);
+    expect(copied.values.messages).toEqual(fork.messages);
+    const next = agentValues(
+      await client.runs.wait(copy.thread_id, "agent", {
+        input: { messages: [{ role: "user", content: "Plan a small launch" }] },
+      }),
+    );
+    expect(next.messages.slice(0, fork.messages.length)).toEqual(fork.messages);
+    expect(next.subagent_runs.at(-1)?.status).toBe("completed");
   });
 
   it("refuses a bad context value before any model call, with one line naming the field, the value and the fix", async () => {
