@@ -349,9 +349,12 @@ function formLines(form: CommandDoc["forms"][number]): string[] {
   return [...head, ...rest.map((line) => `${indent}${line}`)];
 }
 
+/** An option and its explanation; a flag too long for its column puts it on the next line. */
 function optionLine(name: OptionName): string {
   const { flag, about } = OPTION_DOCS[name];
-  return `  ${flag.padEnd(21)}${about}`;
+  return flag.length <= 20
+    ? `  ${flag.padEnd(21)}${about}`
+    : `  ${flag}\n${" ".repeat(23)}${about}`;
 }
 
 /** The usage text of `help`, and of every usage error. */
