@@ -455,7 +455,7 @@ export type Command =
       store: StoreOptions;
       kb: string;
       description: string | undefined;
-      /** Embedder settings as typed (checked by the knowledge base schema); none: undefined. */
+      /** Embedder settings (the schema judges what the options cannot); none: undefined. */
       embedder: Record<string, unknown> | undefined;
     }
   | {
@@ -463,7 +463,7 @@ export type Command =
       store: StoreOptions;
       kb: string;
       description: string | undefined;
-      /** The new embedder (`{}`: vectors off), checked by the knowledge base schema; undefined: unchanged. */
+      /** The new embedder (`{}`: vectors off; the schema judges the rest); undefined: unchanged. */
       embedder: Record<string, unknown> | undefined;
     }
   | { name: "kb-add"; store: StoreOptions; kb: string; paths: string[] }

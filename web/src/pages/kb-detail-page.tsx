@@ -111,7 +111,8 @@ export function KbDetailPage(props: { api: Api; kbId: string; onDeleted: () => v
         <KbForm
           api={api}
           kb={kb}
-          fileCount={files.files?.length}
+          // Files whose ingest failed have no chunks: a reindex has nothing of theirs to redo.
+          fileCount={files.files?.filter((file) => file.status !== "error").length}
           onDone={(saved) => {
             setEditing(false);
             if (!saved) return;
