@@ -129,6 +129,16 @@ const COMMAND_DOCS: readonly CommandDoc[] = [
         ],
       },
       {
+        usage: "kb update <kb>",
+        about: [
+          "Change a knowledge base's --description or its embedder: --embedding-model",
+          "with --embedding-dimensions (and optionally --embedding-base-url,",
+          "--embedding-key-env) replace it, --no-embedding turns vectors off. A new",
+          "model, length or URL reindexes its files: each file's vectors are followed",
+          "until ready or failed (exit 1 if any failed).",
+        ],
+      },
+      {
         usage: "kb add <kb> <paths…>",
         about: [
           "Add files (txt, md, html, pdf, docx; a folder adds the files in it) and",
@@ -150,12 +160,15 @@ const COMMAND_DOCS: readonly CommandDoc[] = [
       "embedding-dimensions",
       "embedding-base-url",
       "embedding-key-env",
+      "no-embedding",
       "kb",
     ],
     examples: [
       'kb create handbook --description "Company rules"',
       "kb create papers --embedding-model bge-m3 --embedding-dimensions 1024 --embedding-base-url http://127.0.0.1:8000/v1",
       "kb add handbook ./docs/leave.pdf ./docs/policies",
+      "kb update papers --embedding-model text-embedding-3-small --embedding-dimensions 1536",
+      "kb update papers --no-embedding",
       'kb search "how much notice for a vacation"',
     ],
   },
@@ -288,23 +301,27 @@ const OPTION_DOCS: Readonly<Record<OptionName, { flag: string; about: string }>>
   },
   description: {
     flag: "--description <text>",
-    about: "kb create: what the knowledge base holds (agents see it).",
+    about: "kb create / update: what the knowledge base holds (agents see it).",
   },
   "embedding-model": {
     flag: "--embedding-model <name>",
-    about: "kb create: an OpenAI-compatible embedding model for hybrid search.",
+    about: "kb create / update: an OpenAI-compatible embedding model for hybrid search.",
   },
   "embedding-dimensions": {
     flag: "--embedding-dimensions <n>",
-    about: "kb create: the length of that model's vectors (checked on the first batch).",
+    about: "kb create / update: that model's vector length (checked on the first batch).",
   },
   "embedding-base-url": {
     flag: "--embedding-base-url <url>",
-    about: "kb create: its API (…/v1; default $OPENAI_BASE_URL, else OpenAI's).",
+    about: "kb create / update: its API (…/v1; default $OPENAI_BASE_URL, else OpenAI's).",
   },
   "embedding-key-env": {
     flag: "--embedding-key-env <NAME>",
-    about: "kb create: the environment variable with its API key (default OPENAI_API_KEY).",
+    about: "kb create / update: the variable with its API key (default OPENAI_API_KEY).",
+  },
+  "no-embedding": {
+    flag: "--no-embedding",
+    about: "kb update: drop the embedder and its vectors (words-only search).",
   },
   kb: { flag: "--kb <name>", about: "kb search: search only this knowledge base." },
   help: { flag: "-h, --help", about: "Show this text." },
@@ -332,9 +349,12 @@ function formLines(form: CommandDoc["forms"][number]): string[] {
   return [...head, ...rest.map((line) => `${indent}${line}`)];
 }
 
+/** An option and its explanation; a flag too long for its column puts it on the next line. */
 function optionLine(name: OptionName): string {
   const { flag, about } = OPTION_DOCS[name];
-  return `  ${flag.padEnd(21)}${about}`;
+  return flag.length <= 20
+    ? `  ${flag.padEnd(21)}${about}`
+    : `  ${flag}\n${" ".repeat(23)}${about}`;
 }
 
 /** The usage text of `help`, and of every usage error. */
@@ -435,7 +455,15 @@ export type Command =
       store: StoreOptions;
       kb: string;
       description: string | undefined;
-      /** Embedder settings as typed (checked by the knowledge base schema); none: undefined. */
+      /** Embedder settings (the schema judges what the options cannot); none: undefined. */
+      embedder: Record<string, unknown> | undefined;
+    }
+  | {
+      name: "kb-update";
+      store: StoreOptions;
+      kb: string;
+      description: string | undefined;
+      /** The new embedder (`{}`: vectors off; the schema judges the rest); undefined: unchanged. */
       embedder: Record<string, unknown> | undefined;
     }
   | { name: "kb-add"; store: StoreOptions; kb: string; paths: string[] }
@@ -474,6 +502,7 @@ const OPTIONS = {
   "embedding-dimensions": { type: "string" },
   "embedding-base-url": { type: "string" },
   "embedding-key-env": { type: "string" },
+  "no-embedding": { type: "boolean" },
   kb: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -493,6 +522,7 @@ const OPTION_COMMANDS: Record<
   | "embedding-dimensions"
   | "embedding-base-url"
   | "embedding-key-env"
+  | "no-embedding"
   | "kb",
   readonly string[]
 > = {
@@ -501,6 +531,7 @@ const OPTION_COMMANDS: Record<
   "embedding-dimensions": ["kb"],
   "embedding-base-url": ["kb"],
   "embedding-key-env": ["kb"],
+  "no-embedding": ["kb"],
   kb: ["kb"],
   agent: ["chat", "files"],
   thread: ["chat"],
@@ -586,7 +617,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     case "kb":
       return kbCommand(rest, store, {
         description: values.description,
-        embedder: embedderOptions(values),
+        embedder: values["no-embedding"] ? withoutEmbedder(values) : embedderOptions(values),
+        noEmbedding: values["no-embedding"] === true,
         kb: nonEmpty(values.kb, "--kb"),
       });
     case "files":
@@ -673,16 +705,24 @@ function kbCommand(
   options: {
     description: string | undefined;
     embedder: Record<string, unknown> | undefined;
+    noEmbedding: boolean;
     kb: string | undefined;
   },
 ): Command {
   const [sub, ...more] = rest;
-  const subs = "list, create <name>, add <kb> <paths…>, files <kb>, search <query…> or rm <kb>";
-  if (options.description !== undefined && sub !== "create") {
-    throw new UsageError('option --description is only for "kb create"');
+  const subs =
+    "list, create <name>, update <kb>, add <kb> <paths…>, files <kb>, search <query…> or rm <kb>";
+  const changes = sub === "create" || sub === "update";
+  if (options.description !== undefined && !changes) {
+    throw new UsageError('option --description is only for "kb create" and "kb update"');
   }
-  if (options.embedder !== undefined && sub !== "create") {
-    throw new UsageError('options --embedding-… are only for "kb create"');
+  if (options.noEmbedding && sub !== "update") {
+    throw new UsageError(
+      'option --no-embedding is only for "kb update" (a new knowledge base has no embedder unless --embedding-model gives it one)',
+    );
+  }
+  if (options.embedder !== undefined && !changes) {
+    throw new UsageError('options --embedding-… are only for "kb create" and "kb update"');
   }
   if (options.kb !== undefined && sub !== "search") {
     throw new UsageError('option --kb is only for "kb search"');
@@ -694,6 +734,18 @@ function kbCommand(
   if (sub === "search") {
     if (more.length === 0) throw new UsageError('"kb search" needs a query');
     return { name: "kb-search", store, query: more.join(" "), kb: options.kb };
+  }
+  if (sub === "update") {
+    const [kb, ...extra] = more;
+    if (kb === undefined) throw new UsageError('"kb update" needs a knowledge base (name or id)');
+    noMoreArguments("kb update <kb>", extra);
+    const { embedder } = options;
+    if (options.description === undefined && embedder === undefined) {
+      throw new UsageError(
+        '"kb update <kb>" needs something to change: --description, --embedding-model with --embedding-dimensions, or --no-embedding',
+      );
+    }
+    return { name: "kb-update", store, kb, description: options.description, embedder };
   }
   if (sub === "create" || sub === "files" || sub === "rm" || sub === "add") {
     const [kb, ...extra] = more;
@@ -722,10 +774,36 @@ function kbCommand(
   );
 }
 
+/** The option that sets each embedder field (`kb create`, `kb update`). */
+export const EMBEDDER_FLAGS = {
+  model: "--embedding-model",
+  dimensions: "--embedding-dimensions",
+  base_url: "--embedding-base-url",
+  api_key_env: "--embedding-key-env",
+} as const;
+
 /**
- * The `--embedding-…` options as embedder settings, or undefined when none is given. Values
- * pass as typed (dimensions as a number when they are digits) for the knowledge base schema to
- * judge, so its messages name the field, the value and the fix.
+ * `--no-embedding`: the embedder `{}`.
+ *
+ * @throws UsageError when an `--embedding-…` option is given too, naming it.
+ */
+function withoutEmbedder(values: Partial<Record<string, unknown>>): Record<string, never> {
+  const given = Object.values(EMBEDDER_FLAGS).filter((flag) => values[flag.slice(2)] !== undefined);
+  if (given.length > 0) {
+    throw new UsageError(
+      `option --no-embedding turns vectors off, so it cannot go with ${given.join(", ")}: give --no-embedding alone, or the new embedder without it`,
+    );
+  }
+  return {};
+}
+
+/**
+ * The `--embedding-…` options as embedder settings, or undefined when none is given. What the
+ * command line alone can judge is judged here, naming the option: the dimensions must be a
+ * whole number above 0, and model and dimensions come together. The rest (a length over the
+ * limit, a URL, a variable's name) is the knowledge base schema's to judge.
+ *
+ * @throws UsageError naming the option, the value and the fix.
  */
 function embedderOptions(values: {
   "embedding-model"?: string | undefined;
@@ -734,15 +812,26 @@ function embedderOptions(values: {
   "embedding-key-env"?: string | undefined;
 }): Record<string, unknown> | undefined {
   const dimensions = values["embedding-dimensions"];
+  if (dimensions !== undefined && !/^[1-9]\d{0,8}$/.test(dimensions.trim())) {
+    throw new UsageError(
+      `option --embedding-dimensions "${dimensions}" is not a whole number above 0: give the length of the model's vectors, e.g. --embedding-dimensions 1536`,
+    );
+  }
   const settings = {
-    model: values["embedding-model"],
-    dimensions:
-      dimensions !== undefined && /^\d{1,9}$/.test(dimensions) ? Number(dimensions) : dimensions,
-    base_url: values["embedding-base-url"],
-    api_key_env: values["embedding-key-env"],
+    model: nonEmpty(values["embedding-model"], "--embedding-model"),
+    dimensions: dimensions === undefined ? undefined : Number(dimensions),
+    base_url: nonEmpty(values["embedding-base-url"], "--embedding-base-url"),
+    api_key_env: nonEmpty(values["embedding-key-env"], "--embedding-key-env"),
   };
   const given = Object.entries(settings).filter(([, value]) => value !== undefined);
-  return given.length === 0 ? undefined : Object.fromEntries(given);
+  if (given.length === 0) return undefined;
+  if (settings.model === undefined || settings.dimensions === undefined) {
+    const missing = settings.model === undefined ? "--embedding-model" : "--embedding-dimensions";
+    throw new UsageError(
+      `option ${missing} is missing: an embedder needs --embedding-model and --embedding-dimensions together (--embedding-base-url and --embedding-key-env are optional)`,
+    );
+  }
+  return Object.fromEntries(given);
 }
 
 function mcpCommand(rest: string[], store: StoreOptions): Command {

@@ -3,6 +3,7 @@ import { basename, join } from "node:path";
 import type { KbFileRecord, KbUpload, Runtime } from "../runtime.js";
 import type { StoreOptions } from "./args.js";
 import { type Io, say } from "./context.js";
+import { withEmbedderFlags } from "./kb-update.js";
 import { columns, oneLine, plural } from "./text.js";
 
 /** How often `kb add` looks at its files' status while they are indexed. */
@@ -44,11 +45,13 @@ export async function createKnowledgeBase(
   description: string | undefined,
   embedder: Record<string, unknown> | undefined,
 ): Promise<number> {
-  const kb = await runtime.kb.create(store.uid, {
-    name,
-    ...(description === undefined ? {} : { description }),
-    ...(embedder === undefined ? {} : { embedder }),
-  });
+  const kb = await withEmbedderFlags(() =>
+    runtime.kb.create(store.uid, {
+      name,
+      ...(description === undefined ? {} : { description }),
+      ...(embedder === undefined ? {} : { embedder }),
+    }),
+  );
   const vectors =
     kb.embedder.model === undefined
       ? ""

@@ -14,6 +14,7 @@ import {
   removeKnowledgeBase,
   searchKnowledge,
 } from "./kb.js";
+import { updateKnowledgeBase } from "./kb-update.js";
 import { listMcpServers } from "./mcp.js";
 import { describeError } from "./report.js";
 import { serveCommand } from "./serve.js";
@@ -103,6 +104,15 @@ function dispatch(
       return listKnowledgeBases(runtime, io, command.store);
     case "kb-create":
       return createKnowledgeBase(
+        runtime,
+        io,
+        command.store,
+        command.kb,
+        command.description,
+        command.embedder,
+      );
+    case "kb-update":
+      return updateKnowledgeBase(
         runtime,
         io,
         command.store,

@@ -105,13 +105,22 @@ describe("parseCommandLine", () => {
       },
     });
     expect(parseCommandLine(["kb", "create", "plain"], {})).toMatchObject({ embedder: undefined });
-    // Not digits: passed on as typed, for the schema's message to quote.
+    // What the command line can judge is refused there, naming the option, value and fix.
     expect(
-      parseCommandLine(["kb", "create", "p", "--embedding-dimensions", "1e3"], {}),
-    ).toMatchObject({ embedder: { dimensions: "1e3" } });
-    expect(usageError(["kb", "list", "--embedding-model", "m"]).message).toBe(
-      'options --embedding-… are only for "kb create"',
+      usageError(["kb", "create", "p", "--embedding-model", "m", "--embedding-dimensions", "1e3"])
+        .message,
+    ).toBe(
+      'option --embedding-dimensions "1e3" is not a whole number above 0: give the length of the model\'s vectors, e.g. --embedding-dimensions 1536',
     );
+    expect(usageError(["kb", "create", "p", "--embedding-model", "m"]).message).toContain(
+      "option --embedding-dimensions is missing: an embedder needs --embedding-model and --embedding-dimensions together",
+    );
+    expect(usageError(["kb", "list", "--embedding-model", "m"]).message).toContain(
+      "option --embedding-dimensions is missing",
+    );
+    expect(
+      usageError(["kb", "list", "--embedding-model", "m", "--embedding-dimensions", "8"]).message,
+    ).toBe('options --embedding-… are only for "kb create" and "kb update"');
     expect(usageError(["kb", "add", "handbook"]).message).toContain("needs files or folders");
     expect(usageError(["kb", "list", "--kb", "x"]).message).toBe(
       'option --kb is only for "kb search"',
@@ -120,6 +129,57 @@ describe("parseCommandLine", () => {
       'option --description is only for "kb"',
     );
     expect(usageError(["kb", "drop"]).message).toContain('unknown subcommand "kb drop"');
+  });
+
+  it("parses kb update: a description, a new embedder or none, and refuses the rest", () => {
+    expect(
+      parseCommandLine(
+        ["kb", "update", "papers", "--embedding-model", "m", "--embedding-dimensions", "16"],
+        {},
+      ),
+    ).toMatchObject({
+      name: "kb-update",
+      kb: "papers",
+      description: undefined,
+      embedder: { model: "m", dimensions: 16 },
+    });
+    expect(parseCommandLine(["kb", "update", "papers", "--no-embedding"], {})).toMatchObject({
+      name: "kb-update",
+      embedder: {},
+    });
+    expect(parseCommandLine(["kb", "update", "papers", "--description", "d"], {})).toMatchObject({
+      name: "kb-update",
+      description: "d",
+      embedder: undefined,
+    });
+    expect(usageError(["kb", "update", "papers"]).message).toContain(
+      '"kb update <kb>" needs something to change',
+    );
+    expect(usageError(["kb", "update", "--no-embedding"]).message).toContain(
+      '"kb update" needs a knowledge base',
+    );
+    expect(
+      usageError(["kb", "update", "papers", "--no-embedding", "--embedding-model", "m"]).message,
+    ).toBe(
+      "option --no-embedding turns vectors off, so it cannot go with --embedding-model: give --no-embedding alone, or the new embedder without it",
+    );
+    expect(
+      usageError([
+        "kb",
+        "update",
+        "papers",
+        "--embedding-model",
+        "m",
+        "--embedding-dimensions",
+        "0",
+      ]).message,
+    ).toContain('option --embedding-dimensions "0" is not a whole number above 0');
+    expect(usageError(["kb", "create", "p", "--no-embedding"]).message).toContain(
+      'option --no-embedding is only for "kb update"',
+    );
+    expect(usageError(["kb", "files", "p", "--description", "d"]).message).toBe(
+      'option --description is only for "kb create" and "kb update"',
+    );
   });
 
   it("parses the skills and files commands", () => {

@@ -122,9 +122,8 @@ describe.each(["sqlite", "postgres"] as const)(
         expect(fake.embeddingRequests.length).toBeGreaterThan(0);
 
         const noLength = await run("create", "bad", "--embedding-model", "m");
-        expect(noLength.code).toBe(1);
-        expect(noLength.stderr).toContain("VALIDATION_FAILED");
-        expect(noLength.stderr).toContain("embedder.dimensions is missing");
+        expect(noLength.code).toBe(2);
+        expect(noLength.stderr).toContain("error: option --embedding-dimensions is missing");
         const word = await run(
           "create",
           "bad",
@@ -133,9 +132,178 @@ describe.each(["sqlite", "postgres"] as const)(
           "--embedding-dimensions",
           "many",
         );
-        expect(word.stderr).toContain('embedder.dimensions "many" is invalid');
-        const misplaced = await run("list", "--embedding-model", "m");
+        expect(word.code).toBe(2);
+        expect(word.stderr).toContain(
+          'error: option --embedding-dimensions "many" is not a whole number above 0',
+        );
+        // What only the schema judges names the option as well as the field.
+        const tooLong = await run(
+          "create",
+          "bad",
+          "--embedding-model",
+          "m",
+          "--embedding-dimensions",
+          "9000",
+        );
+        expect(tooLong.code).toBe(1);
+        expect(tooLong.stderr).toContain(
+          "error [VALIDATION_FAILED]: option --embedding-dimensions: embedder.dimensions 9000 is invalid",
+        );
+        const misplaced = await run(
+          "list",
+          "--embedding-model",
+          "m",
+          "--embedding-dimensions",
+          "8",
+        );
         expect(misplaced.code).toBe(2);
+        expect((await run("list")).stdout).not.toMatch(/^bad\s/m);
+      } finally {
+        await fake.close();
+      }
+    });
+
+    it("updates a knowledge base's embedder, following each file's vectors, and drops them", async () => {
+      const fake = await startFakeOpenAIServer(() => {
+        throw new Error("no chat completions expected");
+      });
+      try {
+        // The key is read from the variable the settings name; the fake server takes any.
+        const withKey = { ...env, CLI_EMBED_KEY: "sk-cli-secret" };
+        const typed = (...args: string[]) =>
+          cli(["kb", ...args, "--data", dataDir], { env: withKey });
+        await writeFile(join(dataDir, "paint.txt"), "Paint the fence a bright colour.\n");
+        await writeFile(join(dataDir, "oil.txt"), "Change the engine oil in winter.\n");
+        expect((await typed("create", "garage")).code).toBe(0);
+        const added = await typed(
+          "add",
+          "garage",
+          join(dataDir, "paint.txt"),
+          join(dataDir, "oil.txt"),
+        );
+        expect(added.code, added.stdout + added.stderr).toBe(0);
+
+        // No vectors yet: a search for a word no file has finds nothing.
+        expect((await typed("search", "color", "--kb", "garage")).stdout).toContain(
+          'no matches for "color"',
+        );
+
+        const updated = await typed(
+          "update",
+          "garage",
+          "--embedding-model",
+          "hash-16",
+          "--embedding-dimensions",
+          "16",
+          "--embedding-base-url",
+          fake.url,
+          "--embedding-key-env",
+          "CLI_EMBED_KEY",
+        );
+        expect(updated.stderr).toBe("");
+        expect(updated.code).toBe(0);
+        const lines = updated.stdout.split("\n");
+        expect(lines[0]).toBe(
+          'updated knowledge base "garage" (version 2): hybrid search with hash-16 (16 dimensions)',
+        );
+        expect(lines[1]).toBe("reindexing 2 files with hash-16:");
+        for (const name of ["paint.txt", "oil.txt"]) {
+          const progress = lines.filter((line) => line.startsWith(`  ${name}: `));
+          // One line per change, ending ready; whatever it passed through came in order.
+          expect(progress.at(-1)).toBe(`  ${name}: vectors ready`);
+          expect(new Set(progress).size).toBe(progress.length);
+          const order = ["pending", "embedding", "ready"];
+          const seen = progress.map((line) => order.indexOf(line.split("vectors ")[1] ?? ""));
+          expect(seen).toEqual([...seen].sort());
+          expect(seen).not.toContain(-1);
+        }
+        expect(lines).toContain("garage: 2 files ready, 0 failed");
+        expect(fake.embeddingRequests.some((request) => request.model === "hash-16")).toBe(true);
+        expect(updated.stdout).not.toContain("sk-cli-secret");
+
+        const files = await typed("files", "garage");
+        expect(files.stdout).toMatch(/^paint\.txt\s+indexed\s+ready\s+1\s+1\s+[0-9a-f-]{36}$/m);
+        // Only the vectors find "color" (the file says "colour").
+        const found = await typed("search", "color", "--kb", "garage");
+        expect(found.stdout).toContain("[1] garage / paint.txt, lines 1-1");
+
+        // A model the endpoint does not serve: every file's vectors fail, exit 1.
+        const broken = await typed(
+          "update",
+          "garage",
+          "--embedding-model",
+          "no-such-model",
+          "--embedding-dimensions",
+          "16",
+          "--embedding-base-url",
+          fake.url,
+        );
+        expect(broken.code, broken.stdout + broken.stderr).toBe(1);
+        expect(broken.stdout).toMatch(/^ {2}paint\.txt: vectors failed: .*no-such-model/m);
+        expect(broken.stdout).toContain("garage: 0 files ready, 2 failed");
+
+        const dropped = await typed("update", "garage", "--no-embedding");
+        expect(dropped.code).toBe(0);
+        expect(dropped.stdout).toBe(
+          'updated knowledge base "garage" (version 4): full-text search only (no vectors)\n',
+        );
+        const after = await typed("files", "garage");
+        expect(after.stdout).not.toContain("VECTORS");
+        expect((await typed("search", "color", "--kb", "garage")).stdout).toContain(
+          'no matches for "color"',
+        );
+
+        // A description alone: no reindex, nothing followed.
+        const described = await typed("update", "garage", "--description", "car and house");
+        expect(described.stdout).toBe('updated knowledge base "garage" (version 5)\n');
+
+        // Bad flags: refused before anything changes, naming the option, value and fix.
+        const both = await typed(
+          "update",
+          "garage",
+          "--no-embedding",
+          "--embedding-model",
+          "hash-16",
+        );
+        expect(both.code).toBe(2);
+        expect(both.stderr).toContain(
+          "error: option --no-embedding turns vectors off, so it cannot go with --embedding-model",
+        );
+        const zero = await typed(
+          "update",
+          "garage",
+          "--embedding-model",
+          "hash-16",
+          "--embedding-dimensions",
+          "0",
+        );
+        expect(zero.code).toBe(2);
+        expect(zero.stderr).toContain(
+          'error: option --embedding-dimensions "0" is not a whole number above 0: give the length of the model\'s vectors, e.g. --embedding-dimensions 1536',
+        );
+        const badUrl = await typed(
+          "update",
+          "garage",
+          "--embedding-model",
+          "hash-16",
+          "--embedding-dimensions",
+          "16",
+          "--embedding-base-url",
+          "ftp://example.com",
+        );
+        expect(badUrl.code).toBe(1);
+        expect(badUrl.stderr).toContain(
+          'error [VALIDATION_FAILED]: option --embedding-base-url: embedder.base_url "ftp://example.com" is invalid',
+        );
+        const nothing = await typed("update", "garage");
+        expect(nothing.code).toBe(2);
+        expect(nothing.stderr).toContain('"kb update <kb>" needs something to change');
+        expect((await typed("update", "nowhere", "--no-embedding")).stderr).toContain(
+          'knowledge base "nowhere" not found',
+        );
+        // None of the refusals changed it.
+        const list = await typed("list");
+        expect(list.stdout).toMatch(/^garage\s+2\/2\s+private\s+car and house$/m);
       } finally {
         await fake.close();
       }

@@ -13,13 +13,15 @@ import {
   signInWithToken,
   startConsoleServer,
 } from "../support/console-server.js";
+import { startFakeOpenAIServer } from "../support/fake-openai-server.js";
 
 /**
  * The console's knowledge base pages in Chromium against a real server, as a user goes: create
  * one (a bad name first), upload a Markdown file and a PDF damaged inside, watch both go from
  * queued to indexed and error without reloading, be told of refused uploads and searches, drop
  * a file, find a line, see the new knowledge base offered by the agent form, edit it, delete a
- * file and the knowledge base. The server indexes nothing itself (`knowledgeIngest: false`): a second runtime over the
+ * file and the knowledge base; give one an embedder (a bad dimension refused first, a reindex
+ * confirmed) and follow its file's vectors from pending to ready. The server indexes nothing itself (`knowledgeIngest: false`): a second runtime over the
  * same store is the ingest worker, started once the page shows the files queued, so the page is
  * seen following the status live.
  */
@@ -297,6 +299,136 @@ describe("knowledge base pages in Chromium", () => {
       await waitForText(page.locator("main"), "No knowledge bases yet");
       expect(await server().runtime.kb.list(ALICE)).toEqual([]);
     });
+  }, 120_000);
+
+  it("sets an embedder on a knowledge base with a file, confirms the reindex and follows its vectors", async () => {
+    const { page } = ui();
+    const runtime = server().runtime;
+    const fake = await startFakeOpenAIServer(() => {
+      throw new Error("no chat completions expected");
+    });
+    try {
+      await withArtifacts(ui(), "kb-embedder", async () => {
+        // A knowledge base with one indexed file and no vectors; then no worker runs, so the
+        // page is seen waiting for the vectors before any are made.
+        await worker?.close();
+        worker = undefined;
+        const kb = await runtime.kb.create(ALICE, { name: "manuals" });
+        await runtime.kb.addFiles(ALICE, kb.id, [
+          { name: "paint.txt", content: Buffer.from("Paint the fence a bright colour.\n") },
+        ]);
+        const first = await startIngestWorker();
+        await first.kb.idle();
+        await first.close();
+        worker = undefined;
+        expect((await runtime.kb.listFiles(ALICE, kb.id)).map((f) => f.status)).toEqual([
+          "indexed",
+        ]);
+
+        await page.goto(`/#/kb/${encodeURIComponent(kb.id)}`);
+        await fileRow("paint.txt", "indexed").waitFor();
+        await waitForText(page.locator("[data-search-mode]"), "search: words only");
+        expect(await page.getByRole("columnheader", { name: "Vectors" }).count()).toBe(0);
+
+        // A dimension the schema refuses: asked first (the file is reindexed), then the
+        // server's message under the Dimensions field, which is marked invalid.
+        await page.getByRole("button", { name: "Edit", exact: true }).click();
+        const edit = page.getByRole("form", { name: "Edit manuals" });
+        const vectorsOn = edit.getByLabel("Search by meaning too (an embedding model)", {
+          exact: true,
+        });
+        expect(await vectorsOn.isChecked()).toBe(false);
+        expect(await edit.getByLabel("Dimensions", { exact: true }).count()).toBe(0);
+        await vectorsOn.check();
+        await edit.getByLabel("Embedding model", { exact: true }).fill("hash-16");
+        await edit.getByLabel("Dimensions", { exact: true }).fill("0");
+        await edit.getByLabel("Base URL (optional)", { exact: true }).fill(fake.url);
+        await edit.getByRole("button", { name: "Save", exact: true }).click();
+        const question = page.getByRole("dialog");
+        await question.getByRole("heading", { name: 'Reindex "manuals"?' }).waitFor();
+        await waitForText(question.locator("[data-embedder-warning]"), "Saving reindexes its file");
+        await question.getByRole("button", { name: "Save and reindex", exact: true }).click();
+        const dimensionsError = edit.locator('[data-error-for="embedder_dimensions"]');
+        await waitForText(dimensionsError, "embedder.dimensions 0 is invalid");
+        await waitForText(dimensionsError, "a whole number from 1 to 8192");
+        const dimensions = edit.getByLabel("Dimensions", { exact: true });
+        expect(await dimensions.getAttribute("aria-invalid")).toBe("true");
+        await waitUntil("the Dimensions field to have the focus", () =>
+          page.evaluate<boolean>('document.activeElement?.id === "kb-embedder_dimensions"'),
+        );
+        expect((await runtime.kb.get(ALICE, kb.id)).embedder).toEqual({});
+        await audit("edit form with an embedder error");
+
+        // Cancel keeps it as it was; Save and reindex saves it.
+        await dimensions.fill("16");
+        await edit.getByRole("button", { name: "Save", exact: true }).click();
+        await question.getByRole("button", { name: "Cancel", exact: true }).click();
+        await question.waitFor({ state: "detached" });
+        expect((await runtime.kb.get(ALICE, kb.id)).version).toBe(1);
+        await edit.getByRole("button", { name: "Save", exact: true }).click();
+        await question.getByRole("button", { name: "Save and reindex", exact: true }).click();
+        await edit.waitFor({ state: "detached" });
+        expect((await runtime.kb.get(ALICE, kb.id)).embedder).toEqual({
+          model: "hash-16",
+          dimensions: 16,
+          base_url: fake.url,
+        });
+        await waitForText(
+          page.locator("[data-search-mode]"),
+          "words and meaning (hash-16, 16 dimensions)",
+        );
+
+        // The file waits for its vectors (no worker yet); the page keeps reading the list,
+        // and follows them to ready once the worker runs, without a reload.
+        await fileRow("paint.txt").and(page.locator('[data-vectors="pending"]')).waitFor();
+        const summary = page.locator("[data-ingest-summary]");
+        await waitForText(summary, "Vectors: 1 pending.");
+        expect(await summary.getAttribute("data-polling")).toBe("true");
+        await audit("detail with vectors pending");
+        await startIngestWorker();
+        await fileRow("paint.txt")
+          .and(page.locator('[data-vectors="ready"]'))
+          .waitFor({ timeout: 30_000 });
+        await waitForText(summary, "Vectors: 1 ready.");
+        expect(await summary.getAttribute("data-polling")).toBe("false");
+        expect(fake.embeddingRequests.some((request) => request.model === "hash-16")).toBe(true);
+        const [hit] = await runtime.kb.search(ALICE, { query: "color", kb: "manuals" });
+        expect(hit?.file).toBe("paint.txt");
+
+        // Vectors off: asked first, then the column goes.
+        await page.getByRole("button", { name: "Edit", exact: true }).click();
+        await vectorsOn.uncheck();
+        await edit.getByRole("button", { name: "Save", exact: true }).click();
+        await question.getByRole("heading", { name: 'Turn vectors off for "manuals"?' }).waitFor();
+        await question.getByRole("button", { name: "Save and drop vectors", exact: true }).click();
+        await edit.waitFor({ state: "detached" });
+        await fileRow("paint.txt").and(page.locator('[data-vectors="none"]')).waitFor();
+        await waitForText(page.locator("[data-search-mode]"), "search: words only");
+        expect((await runtime.kb.get(ALICE, kb.id)).embedder).toEqual({});
+
+        // A new knowledge base gets its embedder from the create form.
+        await openKnowledgeBasesPage();
+        await page.getByRole("button", { name: "New knowledge base", exact: true }).click();
+        const create = page.getByRole("form", { name: "New knowledge base" });
+        await create.getByLabel("Name", { exact: true }).fill("atlas");
+        await create.getByLabel("Search by meaning too (an embedding model)").check();
+        await create.getByLabel("Embedding model", { exact: true }).fill("hash-8");
+        await create.getByLabel("Dimensions", { exact: true }).fill("8");
+        await create.getByLabel("Base URL (optional)", { exact: true }).fill(fake.url);
+        await create.getByLabel("API key variable (optional)", { exact: true }).fill("ATLAS_KEY");
+        await audit("create form with an embedder");
+        await create.getByRole("button", { name: "Create", exact: true }).click();
+        await page.getByRole("heading", { name: "atlas", exact: true, level: 1 }).waitFor();
+        expect((await runtime.kb.get(ALICE, "atlas")).embedder).toEqual({
+          model: "hash-8",
+          dimensions: 8,
+          base_url: fake.url,
+          api_key_env: "ATLAS_KEY",
+        });
+      });
+    } finally {
+      await fake.close();
+    }
   }, 120_000);
 
   it("a second user sees only what is shared with them: read-only refuses uploads (403), the rest is a 404", async () => {

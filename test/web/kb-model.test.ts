@@ -1,11 +1,19 @@
 import { describe, expect, it } from "vitest";
 import {
+  embedderChange,
+  embedderChangeWarning,
+  embedderFormValues,
+  embedderPayload,
+  vectorSummary,
+} from "../../web/src/kb-embedder-model.js";
+import {
   EMPTY_KB_FORM,
   formatScore,
   ingestSummary,
   isIngesting,
   type KbFileRecord,
   type KnowledgeBaseRecord,
+  kbFormFieldOf,
   kbFormValues,
   kbPayload,
   lineSpan,
@@ -73,6 +81,11 @@ describe("the knowledge base page's model", () => {
       share_mode: "users",
       share_uids: "bob, carol",
       share_editors: "bob",
+      embedder_on: false,
+      embedder_model: "",
+      embedder_dimensions: "",
+      embedder_base_url: "",
+      embedder_api_key_env: "",
     });
     expect(kbPayload(values, stored)).toEqual({
       name: "handbook",
@@ -88,6 +101,68 @@ describe("the knowledge base page's model", () => {
     expect(isIngesting([file("a.md", "queued")])).toBe(true);
     expect(isIngesting([file("a.md", "indexed"), file("b.pdf", "indexing")])).toBe(true);
     expect(isIngesting([file("a.md", "indexed"), file("b.pdf", "error")])).toBe(false);
+  });
+
+  it("sends the embedder as typed, only when it changed, and says what a change does", () => {
+    const settings = { model: "hash-16", dimensions: 16, base_url: "http://127.0.0.1:9/v1" };
+    const stored: KnowledgeBaseRecord = {
+      id: "kb-1",
+      name: "papers",
+      description: "",
+      owner_uid: "alice",
+      share_config: { mode: "private", uids: [], editors: [] },
+      embedder: settings,
+      version: 2,
+      created_at: "2026-01-01T00:00:00.000Z",
+      updated_at: "2026-01-01T00:00:00.000Z",
+    };
+    const values = kbFormValues(stored);
+    expect(values).toMatchObject({ embedder_on: true, embedder_dimensions: "16" });
+    // Unchanged: an edit of the description leaves the vectors alone.
+    expect(kbPayload({ ...values, description: "new" }, stored)).not.toHaveProperty("embedder");
+    expect(kbPayload({ ...values, embedder_dimensions: " 32 " }, stored).embedder).toEqual({
+      ...settings,
+      dimensions: 32,
+    });
+    // Not a number: sent as typed, for the server's message to name the field.
+    expect(embedderPayload({ ...values, embedder_dimensions: "many" }).dimensions).toBe("many");
+    expect(embedderPayload({ ...values, embedder_dimensions: "" })).not.toHaveProperty(
+      "dimensions",
+    );
+    expect(kbPayload({ ...values, embedder_on: false }, stored).embedder).toEqual({});
+    expect(kbPayload({ ...EMPTY_KB_FORM, name: "n" })).not.toHaveProperty("embedder");
+    expect(
+      kbPayload({ ...EMPTY_KB_FORM, ...embedderFormValues(settings), name: "n" }).embedder,
+    ).toEqual(settings);
+
+    expect(embedderChange(settings, { ...settings })).toBe("none");
+    expect(embedderChange(settings, { ...settings, api_key_env: "KEY" })).toBe("key");
+    expect(embedderChange(settings, { ...settings, base_url: "http://other/v1" })).toBe("reindex");
+    expect(embedderChange({}, settings)).toBe("reindex");
+    expect(embedderChange(settings, {})).toBe("drop");
+    expect(embedderChange({}, {})).toBe("none");
+    expect(embedderChangeWarning("reindex", 2)).toContain("Saving reindexes its 2 files");
+    expect(embedderChangeWarning("drop", 1)).toContain("Saving drops the vectors of its file");
+    expect(embedderChangeWarning("reindex", 0)).toBeUndefined();
+    expect(embedderChangeWarning("key", 3)).toBeUndefined();
+
+    expect(kbFormFieldOf("embedder.dimensions")).toBe("embedder_dimensions");
+    expect(kbFormFieldOf("embedder.base_url")).toBe("embedder_base_url");
+    expect(kbFormFieldOf("share_config.uids")).toBe("share_uids");
+  });
+
+  it("follows the vectors of a reindex: polls while pending or embedding, counts them", () => {
+    const vectors = (name: string, state: KbFileRecord["vectors"]) => ({
+      ...file(name, "indexed"),
+      vectors: state,
+    });
+    expect(isIngesting([vectors("a.md", "pending")])).toBe(true);
+    expect(isIngesting([vectors("a.md", "ready"), vectors("b.md", "embedding")])).toBe(true);
+    expect(isIngesting([vectors("a.md", "ready"), vectors("b.md", "error")])).toBe(false);
+    expect(vectorSummary([file("a.md", "indexed")])).toBe("");
+    expect(
+      vectorSummary([vectors("a.md", "ready"), vectors("b.md", "pending"), vectors("c", "ready")]),
+    ).toBe("Vectors: 1 pending, 2 ready.");
   });
 
   it("sums up the files' progress in one line, each status counted", () => {

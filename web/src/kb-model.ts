@@ -6,7 +6,14 @@
 
 import type { FileStatus, KbFileRecord, KnowledgeBaseRecord } from "../../knowledge/schema.js";
 import type { KbSearchHit, KbUploadResult } from "../../knowledge/service.js";
-import { splitList } from "./agent-form-model.js";
+import { formFieldOf, splitList } from "./agent-form-model.js";
+import {
+  type EmbedderFormValues,
+  embedderChange,
+  embedderFormValues,
+  embedderPayload,
+  isEmbedding,
+} from "./kb-embedder-model.js";
 
 export type { KbFileRecord, KbSearchHit, KbUploadResult, KnowledgeBaseRecord };
 
@@ -19,8 +26,8 @@ const FILE_STATUSES = (Object.keys(STATUS_ORDER) as FileStatus[]).sort(
   (a, b) => STATUS_ORDER[a] - STATUS_ORDER[b],
 );
 
-/** What the create form holds. */
-export interface KbFormValues {
+/** What the create and edit form holds. */
+export interface KbFormValues extends EmbedderFormValues {
   name: string;
   description: string;
   share_mode: "private" | "users" | "public";
@@ -36,6 +43,7 @@ export const EMPTY_KB_FORM: KbFormValues = {
   share_mode: "private",
   share_uids: "",
   share_editors: "",
+  ...embedderFormValues(),
 };
 
 /** The form's values for a new knowledge base, or for editing `kb`. */
@@ -47,14 +55,21 @@ export function kbFormValues(kb?: KnowledgeBaseRecord): KbFormValues {
     share_mode: kb.share_config.mode,
     share_uids: kb.share_config.uids.join(", "),
     share_editors: kb.share_config.editors.join(", "),
+    ...embedderFormValues(kb.embedder),
   };
 }
 
 /**
  * The `POST /api/kb` body for the form's values, or the `PUT /api/kb/:kb` body (with the
  * version read, so a change made meanwhile is a conflict, not lost) when `editing` is given.
+ * The embedder is sent when vectors are on (create) or when it changed (edit): an edit of the
+ * description alone never touches the vectors.
  */
 export function kbPayload(values: KbFormValues, editing?: KnowledgeBaseRecord) {
+  const embedder = embedderPayload(values);
+  const sendEmbedder = editing
+    ? embedderChange(editing.embedder, embedder) !== "none"
+    : values.embedder_on;
   return {
     name: values.name.trim(),
     description: values.description,
@@ -63,16 +78,30 @@ export function kbPayload(values: KbFormValues, editing?: KnowledgeBaseRecord) {
       uids: splitList(values.share_uids),
       editors: splitList(values.share_editors),
     },
+    ...(sendEmbedder ? { embedder } : {}),
     ...(editing ? { expected_version: editing.version } : {}),
   };
 }
 
 /**
- * True while a file is `queued` or `indexing`: the page polls the file list until this is false,
- * and not a moment longer.
+ * The form field an API error names: `embedder.dimensions` is `embedder_dimensions`, the rest
+ * as the agent form maps them. Undefined when no field of the form matches.
+ */
+export function kbFormFieldOf(apiField: string | undefined): string | undefined {
+  const [head, second] = apiField?.split(".") ?? [];
+  if (head === "embedder") return `embedder_${second ?? "model"}`;
+  return formFieldOf(apiField);
+}
+
+/**
+ * True while a file is `queued` or `indexing`, or its vectors are `pending` or `embedding`: the
+ * page polls the file list until this is false, and not a moment longer.
  */
 export function isIngesting(files: readonly KbFileRecord[]): boolean {
-  return files.some((file) => file.status === "queued" || file.status === "indexing");
+  return (
+    files.some((file) => file.status === "queued" || file.status === "indexing") ||
+    isEmbedding(files)
+  );
 }
 
 /** One line for the files' progress, each status counted: "3 files: 1 queued, 2 indexed." */

@@ -6,6 +6,7 @@ import { KbForm } from "../components/kb-form.js";
 import { KbSearch } from "../components/kb-search.js";
 import { KbUpload } from "../components/kb-upload.js";
 import { useKbFiles } from "../components/use-kb-files.js";
+import { searchMode, vectorSummary } from "../kb-embedder-model.js";
 import {
   ingestSummary,
   KB_DELETE_WARNING,
@@ -17,7 +18,8 @@ import {
 type Deleting = { kind: "kb" } | { kind: "file"; file: KbFileRecord };
 
 /**
- * One knowledge base: its files with their live ingest status, uploads (picked or dropped),
+ * One knowledge base: its files with their live ingest and vectors status (a reindex after an
+ * embedder change is followed like an upload), uploads (picked or dropped),
  * file and knowledge base deletion, and a search box. `onDeleted` runs once it is deleted.
  */
 export function KbDetailPage(props: { api: Api; kbId: string; onDeleted: () => void }) {
@@ -109,15 +111,21 @@ export function KbDetailPage(props: { api: Api; kbId: string; onDeleted: () => v
         <KbForm
           api={api}
           kb={kb}
+          // Files whose ingest failed have no chunks: a reindex has nothing of theirs to redo.
+          fileCount={files.files?.filter((file) => file.status !== "error").length}
           onDone={(saved) => {
             setEditing(false);
-            if (saved) setKb(saved);
+            if (!saved) return;
+            setKb(saved);
+            // An embedder change marks the files' vectors pending: read the list to follow them.
+            void files.reload();
           }}
         />
       )}
       {kb.description && <p class="kb-description">{kb.description}</p>}
       <p class="muted">
-        Sharing: {kb.share_config.mode} · owner: {kb.owner_uid}
+        Sharing: {kb.share_config.mode} · owner: {kb.owner_uid} ·{" "}
+        <span data-search-mode>search: {searchMode(kb.embedder)}</span>
       </p>
       {actionError && (
         <p role="alert" class="error">
@@ -147,7 +155,7 @@ export function KbDetailPage(props: { api: Api; kbId: string; onDeleted: () => v
               data-ingest-summary
               data-polling={files.polling ? "true" : "false"}
             >
-              {ingestSummary(files.files)}
+              {ingestSummary(files.files)} {vectorSummary(files.files)}
             </p>
             <KbFileList
               files={files.files}
