@@ -98,6 +98,14 @@ const benchEmbedder = (fake: FakeOpenAIServer) => ({
   base_url: fake.url,
 });
 
+/** The engines measured: `BENCH_KB_ENGINES` (e.g. `sqlite`), else both. */
+function engines(): ("sqlite" | "postgres")[] {
+  const named = (process.env.BENCH_KB_ENGINES ?? "sqlite,postgres")
+    .split(",")
+    .map((name) => name.trim());
+  return (["sqlite", "postgres"] as const).filter((engine) => named.includes(engine));
+}
+
 /** The weights tried on the hybrid variant, the shipped constant first. */
 const HYBRID_RETRIEVERS: Retriever[] = [
   { label: `hybrid ${HYBRID_WEIGHTS.bm25}:${HYBRID_WEIGHTS.vector} (shipped)` },
@@ -308,7 +316,7 @@ export const knowledgeScenario: Scenario = {
     });
     const speeds: SpeedRow[] = [];
     try {
-      for (const engine of ["sqlite", "postgres"] as const) {
+      for (const engine of engines()) {
         for (const embedded of [false, true]) {
           const store = await openStore(engine);
           if (!store) continue;
@@ -324,7 +332,7 @@ export const knowledgeScenario: Scenario = {
       }
       const sizes = quick ? [10_000] : [10_000, 100_000];
       for (const size of sizes) {
-        for (const engine of ["sqlite", "postgres"] as const) {
+        for (const engine of engines()) {
           for (const embedder of [undefined, fake]) {
             const row = await speed(engine, size, embedder);
             if (row) speeds.push(row);
