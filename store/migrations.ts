@@ -18,7 +18,6 @@ import {
 } from "kysely";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { DatabaseSchema } from "./schema.js";
-import { moveVectorsToBits } from "./vector-bits-migration.js";
 
 /** One entry of {@link MIGRATIONS}. */
 export interface NamedMigration {
@@ -327,17 +326,6 @@ export const MIGRATIONS: readonly NamedMigration[] = [
             .column("kb_id")
             .execute();
         }
-      },
-    },
-  },
-  {
-    name: "0010_knowledge_vector_bits",
-    migration: {
-      // SQLite searches vectors by their sign bits first, then ranks the candidates by their
-      // floats (`knowledge/sqlite-vectors.ts`): the vectors stored so far move into that layout.
-      // PostgreSQL keeps its vectors as they are.
-      async up(db: Kysely<unknown>): Promise<void> {
-        if (!isPostgres(db)) await moveVectorsToBits(db);
       },
     },
   },

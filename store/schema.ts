@@ -203,8 +203,7 @@ export interface KbChunksTable {
 }
 
 /**
- * One row of `kb_chunk_vectors` (PostgreSQL only; SQLite keeps vectors in `kb_vector_floats` and
- * sqlite-vec bit tables, `knowledge/sqlite-vectors.ts`):
+ * One row of `kb_chunk_vectors` (PostgreSQL only; SQLite keeps vectors in sqlite-vec tables):
  * a chunk's vector, unit length, as base64 of little-endian float32s.
  */
 export interface KbChunkVectorsTable {

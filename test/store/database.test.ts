@@ -30,7 +30,6 @@ describe("openSqliteDatabase", () => {
       "0007_run_metadata_thread_deletion",
       "0008_knowledge_bases",
       "0009_knowledge_vectors",
-      "0010_knowledge_vector_bits",
     ]);
   });
 
@@ -84,7 +83,6 @@ describe("openSqliteDatabase", () => {
         "0007_run_metadata_thread_deletion",
         "0008_knowledge_bases",
         "0009_knowledge_vectors",
-        "0010_knowledge_vector_bits",
       ]);
     } finally {
       await second.close();
