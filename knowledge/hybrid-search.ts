@@ -12,7 +12,7 @@ import { activeEmbedder, type EmbedderFactory } from "./embedder.js";
 import { type ChunkHit, searchChunks } from "./fts.js";
 import { fuseRankings, HYBRID_WEIGHTS } from "./fusion.js";
 import type { KnowledgeBaseRecord } from "./schema.js";
-import type { VectorHit } from "./sqlite-vectors.js";
+import type { VectorHit } from "./vector-cache.js";
 import type { VectorStore } from "./vector-store.js";
 
 /** The weights of the two rankings (see {@link HYBRID_WEIGHTS}). */

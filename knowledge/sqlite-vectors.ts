@@ -2,13 +2,15 @@
  * Chunk vectors on SQLite: sqlite-vec `vec0` virtual tables (the extension is loaded where the
  * database is opened, `store/database.ts`), one per vector length, `kb_vec_<dimensions>`, made
  * the first time a knowledge base of that length writes. `rowid` is the chunk's id, `kb_id` the
- * partition key (a search of some knowledge bases reads only their vectors), and the embedder
- * that made each vector is kept beside it. Distances are cosine (0 = same direction).
+ * partition key (a knowledge base's vectors are read without the others'), and the embedder
+ * that made each vector is kept beside it. Searches scan them in this process
+ * (`vector-cache.ts`).
  */
 
 import { type Kysely, sql, type Transaction } from "kysely";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { DatabaseSchema } from "../store/schema.js";
+import type { VectorSource } from "./vector-cache.js";
 
 type Executor = Kysely<DatabaseSchema> | Transaction<DatabaseSchema>;
 
@@ -16,12 +18,6 @@ type Executor = Kysely<DatabaseSchema> | Transaction<DatabaseSchema>;
 export interface ChunkVector {
   chunkId: number;
   vector: Float32Array;
-}
-
-/** A chunk near the query, with its cosine distance (smaller is nearer). */
-export interface VectorHit {
-  id: number;
-  distance: number;
 }
 
 const TABLE = /^kb_vec_(\d+)$/;
@@ -91,55 +87,43 @@ export async function deleteSqliteVectors(
 }
 
 /**
- * The `limit` chunks of knowledge bases `kbIds` nearest `vector` among those the embedder `key`
- * made (of `indexed` files, of `fileIds` when given), nearest first. One KNN statement: vec0
- * answers `kb_id in (…)` with the `k` nearest of each partition.
+ * Where the shared {@link VectorCache} scan reads SQLite's vectors (the scan in this process is
+ * faster than a `vec0` KNN statement, `vector-cache.ts`). The stamp is read from the files whose
+ * vectors are complete: their vectors change only with their number, their chunks or their
+ * times, and a knowledge base's embedder change bumps its version.
  */
-export async function nearestSqlite(
-  db: Executor,
-  search: {
-    kbIds: readonly string[];
-    key: string;
-    vector: Float32Array;
-    limit: number;
-    fileIds?: readonly string[] | undefined;
+export const sqliteVectorSource: VectorSource = {
+  async stamp(db, kbId) {
+    const { rows } = await sql<{ n: number; chunks: number; newest: string | null }>`
+      select count(*) as n, coalesce(sum(chunk_count), 0) as chunks, max(updated_at) as newest
+      from kb_files where kb_id = ${kbId} and vectors = 'ready'`.execute(db);
+    const row = rows[0];
+    return JSON.stringify([row?.n ?? 0, row?.chunks ?? 0, row?.newest ?? null]);
   },
-): Promise<VectorHit[]> {
-  const table = tableName(search.vector.length);
-  if (!(await vectorTables(db)).includes(table)) return [];
-  if (search.kbIds.length === 0) return [];
-  if (search.fileIds !== undefined && search.fileIds.length === 0) return [];
-  const fileFilter =
-    search.fileIds === undefined ? sql`1 = 1` : sql`c.file_id in (${sql.join(search.fileIds)})`;
-  const blob = Buffer.from(
-    search.vector.buffer,
-    search.vector.byteOffset,
-    search.vector.byteLength,
-  );
-  // A file filter is applied after the nearest are found: ask for more in that case.
-  const k = search.fileIds === undefined ? search.limit : search.limit * 4 + 32;
-  // The KNN query alone (vec0 takes no other ORDER BY), then the chunks' files checked.
-  const { rows } = await sql<VectorHit & { embedder_key: string }>`
-    select rowid as id, distance, embedder_key from ${sql.id(table)}
-    where embedding match ${blob} and k = ${k} and kb_id in (${sql.join(search.kbIds)})`.execute(
-    db,
-  );
-  const near = rows.filter((row) => row.embedder_key === search.key);
-  if (near.length === 0) return [];
-  // CROSS JOIN keeps SQLite's join order (the nearest chunks, then their files): left to
-  // itself, without statistics, it started from every indexed file's chunks (20-30 ms at 119k
-  // chunks instead of 1, bench/README.md).
-  const { rows: live } = await sql<{ id: number }>`
-    select c.id from kb_chunks c cross join kb_files f on f.id = c.file_id
-    where c.id in (${sql.join(near.map((row) => Number(row.id)))})
-    and f.status = 'indexed' and ${fileFilter}`.execute(db);
-  const kept = new Set(live.map((row) => Number(row.id)));
-  return near
-    .map((row) => ({ id: Number(row.id), distance: Number(row.distance) }))
-    .filter((hit) => kept.has(hit.id))
-    .sort((a, b) => a.distance - b.distance || a.id - b.id)
-    .slice(0, search.limit);
-}
+  async load(db, kbId, key, dimensions) {
+    const table = tableName(dimensions);
+    if (!(await vectorTables(db)).includes(table)) return [];
+    const { rows } = await sql<{ id: number; embedding: Uint8Array }>`
+      select rowid as id, embedding from ${sql.id(table)}
+      where kb_id = ${kbId} and embedder_key = ${key}`.execute(db);
+    return rows.map((row) => {
+      // A copy: the driver's buffer may not be aligned for float32s.
+      const bytes = new Uint8Array(row.embedding);
+      return { id: Number(row.id), vector: new Float32Array(bytes.buffer) };
+    });
+  },
+  async live(db, ids, fileIds) {
+    const fileFilter =
+      fileIds === undefined ? sql`1 = 1` : sql`c.file_id in (${sql.join(fileIds)})`;
+    // CROSS JOIN keeps SQLite's join order (the chunks found, then their files): left to itself,
+    // without statistics, it started from every indexed file's chunks (20-30 ms at 119k chunks
+    // instead of 1).
+    const { rows } = await sql<{ id: number }>`
+      select c.id from kb_chunks c cross join kb_files f on f.id = c.file_id
+      where c.id in (${sql.join(ids)}) and f.status = 'indexed' and ${fileFilter}`.execute(db);
+    return new Set(rows.map((row) => Number(row.id)));
+  },
+};
 
 /** How many vectors of knowledge base `kbId` each embedder key has (for tests and checks). */
 export async function sqliteVectorKeys(db: Executor, kbId: string): Promise<Map<string, number>> {

@@ -13,18 +13,18 @@ import type { DatabaseSchema } from "../store/schema.js";
 import { activeEmbedder, embedderKey } from "./embedder.js";
 import {
   deletePostgresVectors,
-  PostgresVectorCache,
+  postgresVectorSource,
   writePostgresVectors,
 } from "./postgres-vectors.js";
 import { embedderSchema } from "./schema.js";
 import {
   type ChunkVector,
   deleteSqliteVectors,
-  nearestSqlite,
   sqliteVectorKeys,
-  type VectorHit,
+  sqliteVectorSource,
   writeSqliteVectors,
 } from "./sqlite-vectors.js";
+import { VectorCache, type VectorHit } from "./vector-cache.js";
 
 type Executor = Kysely<DatabaseSchema> | Transaction<DatabaseSchema>;
 
@@ -79,10 +79,13 @@ export async function resetVectors(
 /** Writing and finding vectors of one database. */
 export class VectorStore {
   readonly #database: Database;
-  readonly #cache = new PostgresVectorCache();
+  readonly #cache: VectorCache;
 
   constructor(database: Database) {
     this.#database = database;
+    this.#cache = new VectorCache(
+      database.dialect === "postgres" ? postgresVectorSource : sqliteVectorSource,
+    );
   }
 
   /**
@@ -128,17 +131,8 @@ export class VectorStore {
     limit: number;
     fileIds?: readonly string[] | undefined;
   }): Promise<VectorHit[]> {
-    const { db, dialect } = this.#database;
+    const { db } = this.#database;
     const { key, vector, limit, fileIds } = search;
-    if (dialect === "sqlite") {
-      return nearestSqlite(db, {
-        kbIds: search.kbs.map((kb) => kb.id),
-        key,
-        vector,
-        limit,
-        fileIds,
-      });
-    }
     const hits: VectorHit[] = [];
     for (const kb of search.kbs) {
       hits.push(

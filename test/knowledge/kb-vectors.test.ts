@@ -125,6 +125,27 @@ describe.each(["sqlite", "postgres"] as const)("knowledge base vectors on %s", (
     expect([...keys.values()]).toEqual([chunks]);
   });
 
+  it("finds a file's vectors once it is added and not after it is deleted (the search's vectors are read again)", async () => {
+    const { fake, database, dataDir } = await setup();
+    const runtime = await runtimeOn(database, dataDir);
+    await runtime.kb.create("alice", { name: "house", embedder: embedder(fake, "hash-256", 256) });
+    await runtime.kb.addFiles("alice", "house", FILES.slice(1));
+    await runtime.kb.idle();
+    // Searched once: this process now holds the knowledge base's vectors.
+    expect(files(await runtime.kb.search("alice", { query: "color", kb: "house" }))).not.toContain(
+      "paint.txt",
+    );
+    const [added] = await runtime.kb.addFiles("alice", "house", FILES.slice(0, 1));
+    await runtime.kb.idle();
+    const found = await runtime.kb.search("alice", { query: "color", kb: "house", top_k: 1 });
+    expect(files(found)).toEqual(["paint.txt"]);
+    if (added?.status !== "accepted") throw new Error("paint.txt was not accepted");
+    await runtime.kb.deleteFile("alice", "house", added.file.id);
+    expect(files(await runtime.kb.search("alice", { query: "color", kb: "house" }))).not.toContain(
+      "paint.txt",
+    );
+  });
+
   it("fails each file whose vectors have another length, naming the model and both lengths", async () => {
     const { fake, database, dataDir } = await setup();
     const runtime = await runtimeOn(database, dataDir);
