@@ -121,12 +121,7 @@ function topByDot(cached: Cached, query: Float32Array, k: number): VectorHit[] {
   const best: VectorHit[] = [];
   let worst = Number.POSITIVE_INFINITY;
   for (let row = 0; row < ids.length; row += 1) {
-    let dot = 0;
-    const offset = row * dimensions;
-    for (let i = 0; i < dimensions; i += 1) {
-      dot += (vectors[offset + i] as number) * (query[i] as number);
-    }
-    const distance = 1 - dot;
+    const distance = 1 - dotAt(vectors, row * dimensions, query);
     if (best.length < k || distance < worst) {
       best.push({ id: ids[row] as number, distance });
       if (best.length > k * 2) {
@@ -137,6 +132,27 @@ function topByDot(cached: Cached, query: Float32Array, k: number): VectorHit[] {
     }
   }
   return best.sort(byDistance).slice(0, k);
+}
+
+/**
+ * The dot product of `query` with the vector at `offset` of `vectors`. Four sums side by side:
+ * V8 keeps them in registers, ~7% faster than one (bench/README.md).
+ */
+function dotAt(vectors: Float32Array, offset: number, query: Float32Array): number {
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let d = 0;
+  const length = query.length;
+  let i = 0;
+  for (; i + 3 < length; i += 4) {
+    a += (vectors[offset + i] as number) * (query[i] as number);
+    b += (vectors[offset + i + 1] as number) * (query[i + 1] as number);
+    c += (vectors[offset + i + 2] as number) * (query[i + 2] as number);
+    d += (vectors[offset + i + 3] as number) * (query[i + 3] as number);
+  }
+  for (; i < length; i += 1) a += (vectors[offset + i] as number) * (query[i] as number);
+  return a + b + c + d;
 }
 
 function byDistance(a: VectorHit, b: VectorHit): number {
