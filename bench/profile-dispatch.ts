@@ -116,6 +116,7 @@ async function main(): Promise<void> {
     const started = performance.now();
     for (let i = 0; i < runs; i += 1) await ours.run(fanOutInput(k));
     const elapsed = performance.now() - started;
+    // node:inspector's types give `Profiler.stop` an untyped result; its payload is a V8 profile.
     const { profile } = (await session.post("Profiler.stop")) as unknown as { profile: Profile };
     session.disconnect();
     const out = join(ROOT, "bench", "results", `dispatch-${saver}-k${k}.cpuprofile`);

@@ -52,6 +52,8 @@ function withSendRefs<TBase extends SaverConstructor>(Base: TBase) {
     makeSendRefs(reducers: ChannelReducers): SendRefs {
       return new SendRefs(
         {
+          // The mixin's `this` is typed by `ConcreteSaver` (no abstract members, so `super` calls
+          // type-check); every base it is applied to is a `BaseCheckpointSaver`.
           saver: this as unknown as BaseCheckpointSaver,
           rawGetTuple: (config) => Base.prototype.getTuple.call(this, config),
           getTuple: (config) => this.getTuple(config),
