@@ -1,19 +1,19 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import {
-  type BaseCheckpointSaver,
-  type ChannelVersions,
-  type Checkpoint,
-  type CheckpointListOptions,
-  type CheckpointMetadata,
-  type CheckpointTuple,
-  MemorySaver,
-  type PendingWrite,
-  type SerializerProtocol,
+import type {
+  BaseCheckpointSaver,
+  ChannelVersions,
+  Checkpoint,
+  CheckpointListOptions,
+  CheckpointMetadata,
+  CheckpointTuple,
+  PendingWrite,
+  SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import type pg from "pg";
 import { DelegatingSaver } from "./delegating-saver.js";
 import type { ChannelReducers } from "./delta-read.js";
+import { DeltaHistoryMemorySaver } from "./memory-saver.js";
 import { ForkSafePostgresSaver, type ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
 import { DEFAULT_SEND_REF_REDUCERS, type SendRefStats, SendRefs } from "./send-refs.js";
 import { DeltaHistorySqliteSaver } from "./sqlite-saver.js";
@@ -161,12 +161,12 @@ export class SendCompactingPostgresSaver extends withSendRefs(ForkSafePostgresSa
 }
 
 /**
- * LangGraph's `MemorySaver` storing `Send` packets' state by reference ({@link SendRefs}). The
- * stock memory saver's delta read deserializes every ancestor checkpoint it walks; with the
- * packets inline those grow with the thread, so its reads (and bytes) grew with the square of
- * the length. With them by reference each ancestor is a few KiB and the walk stays short.
+ * LangGraph's `MemorySaver` (with {@link DeltaHistoryMemorySaver}'s delta read) storing `Send`
+ * packets' state by reference ({@link SendRefs}). With the packets inline the stored
+ * checkpoints grew with the thread, so its bytes (and its reads, which parse ancestors) grew
+ * with the square of the length.
  */
-export class SendCompactingMemorySaver extends withSendRefs(MemorySaver) {
+export class SendCompactingMemorySaver extends withSendRefs(DeltaHistoryMemorySaver) {
   constructor(reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS) {
     super();
     this.useSendRefReducers(reducers);

@@ -1,12 +1,13 @@
 /**
  * `getDeltaChannelHistory` on every saver we ship, on a real graph: a 60-turn thread whose
- * `messages` is a `DeltaChannel` snapshotting every 5 updates, some turns writing messages from
- * two tasks of one superstep, and a fork from the middle that continues on its own branch.
+ * `messages` is a `DeltaChannel` snapshotting every 5 updates and whose `tally` is another
+ * snapshotting every 7 (so a walk for one crosses the other's snapshots), some turns writing
+ * from two tasks of one superstep, and a fork from the middle that continues on its own branch.
  *
  * For every checkpoint of the thread (both branches): the saver's own `getDeltaChannelHistory`
- * (one SQL query on SQLite and PostgreSQL, `MemorySaver`'s override in memory) returns exactly
- * what the base class's generic walk returns, and the messages the graph rebuilds equal those
- * of the same run stored in full (`MessagesValue`) on the same saver.
+ * (one SQL query on SQLite and PostgreSQL, a walk parsing only seeds in memory) returns exactly
+ * what the base class's generic walk returns, and the values the graph rebuilds equal those of
+ * the same run stored in full (`MessagesValue`, `ReducedValue`) on the same saver.
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
@@ -35,7 +36,10 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { z } from "zod";
+import { listValue } from "../../checkpoints/channel-storage.js";
 import { genericDeltaChannelHistory } from "../../checkpoints/delta-history.js";
+import { DeltaHistoryMemorySaver } from "../../checkpoints/memory-saver.js";
 import { ForkSafePostgresSaver } from "../../checkpoints/postgres-saver.js";
 import { DeltaHistorySqliteSaver } from "../../checkpoints/sqlite-saver.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
@@ -44,6 +48,7 @@ const TURNS = 60;
 const FORK_TURN = 30;
 const FORK_TURNS = 6;
 const SNAPSHOT_FREQUENCY = 5;
+const TALLY_SNAPSHOT_FREQUENCY = 7;
 
 /** `messages` as a DeltaChannel that snapshots every {@link SNAPSHOT_FREQUENCY} updates. */
 const DeltaMessages = new DeltaValue(MessagesDeltaValue.valueSchema, {
@@ -57,11 +62,23 @@ const DeltaMessages = new DeltaValue(MessagesDeltaValue.valueSchema, {
  * one superstep (two tasks writing `messages` at the same checkpoint).
  */
 function buildGraph(storage: "full" | "delta", checkpointer: BaseCheckpointSaver) {
-  const State = new StateSchema({ messages: storage === "delta" ? DeltaMessages : MessagesValue });
+  const State = new StateSchema({
+    messages: storage === "delta" ? DeltaMessages : MessagesValue,
+    // The nodes that answered, in order.
+    tally: listValue(
+      { kind: storage, snapshotFrequency: TALLY_SNAPSHOT_FREQUENCY },
+      z.array(z.string()),
+      z.array(z.string()).optional(),
+      (current, update) => [...current, ...(update ?? [])],
+    ),
+  });
   const answer = (node: string) => (state: { messages: BaseMessage[] }) => {
     const last = state.messages.at(-1);
     const id = `${last?.id ?? "none"}-${node}`;
-    return { messages: [new AIMessage({ id, content: `${node} saw ${state.messages.length}` })] };
+    return {
+      messages: [new AIMessage({ id, content: `${node} saw ${state.messages.length}` })],
+      tally: [node],
+    };
   };
   return new StateGraph(State)
     .addNode("reply", answer("reply"))
@@ -153,6 +170,14 @@ const SAVERS: { name: string; open(): Promise<CountedSaver> }[] = [
     }),
   },
   {
+    name: "DeltaHistoryMemorySaver",
+    open: async () => ({
+      saver: new DeltaHistoryMemorySaver(),
+      queries: () => undefined,
+      close: async () => {},
+    }),
+  },
+  {
     name: "DeltaHistorySqliteSaver",
     open: async () => {
       let count = 0;
@@ -197,25 +222,41 @@ describe.each(SAVERS)("getDeltaChannelHistory on $name", ({ open }) => {
       // Turns of 3 checkpoints (input, loop, node), the fork's update, the fork's turns.
       expect(deltaCheckpoints.length).toBe(3 * (TURNS + FORK_TURNS) + 1);
       // Snapshots were written and crossed: every DeltaSnapshot seeds a later read.
-      const snapshots = deltaCheckpoints.filter((t) =>
-        isDeltaSnapshot(t.checkpoint.channel_values.messages),
+      const snapshotsOf = (channel: string) =>
+        deltaCheckpoints.filter((t) => isDeltaSnapshot(t.checkpoint.channel_values[channel]));
+      expect(snapshotsOf("messages").length).toBeGreaterThanOrEqual(
+        (2 * TURNS) / SNAPSHOT_FREQUENCY - 2,
       );
-      expect(snapshots.length).toBeGreaterThanOrEqual((2 * TURNS) / SNAPSHOT_FREQUENCY - 2);
+      expect(snapshotsOf("tally").length).toBeGreaterThanOrEqual(
+        TURNS / TALLY_SNAPSHOT_FREQUENCY - 1,
+      );
 
       let seeded = 0;
+      let tallySeededPastMessages = 0;
       for (const [index, tuple] of deltaCheckpoints.entries()) {
-        const options = { config: tuple.config, channels: ["messages"] };
+        const options = { config: tuple.config, channels: ["messages", "tally"] };
         const own = await saver.getDeltaChannelHistory(options);
         expect(own).toEqual(await genericDeltaChannelHistory(saver, options));
+        // One channel alone, after a read of both (the memory saver remembers what it parsed).
+        const tallyOnly = { config: tuple.config, channels: ["tally"] };
+        expect(await saver.getDeltaChannelHistory(tallyOnly)).toEqual({ tally: own.tally });
         if (own.messages?.seed !== undefined) seeded += 1;
+        // The walk went on past `messages`' snapshot to find `tally`'s.
+        const messageWrites = own.messages?.writes.length ?? 0;
+        if (own.tally?.seed !== undefined && (own.tally.writes.length ?? 0) > messageWrites) {
+          tallySeededPastMessages += 1;
+        }
 
         const fullTuple = fullCheckpoints[index];
         if (fullTuple === undefined) throw new Error(`no full-storage checkpoint ${index}`);
-        const rebuilt = (await delta.getState(tuple.config)).values.messages;
-        const stored = (await full.getState(fullTuple.config)).values.messages;
-        expect(shape(rebuilt)).toEqual(shape(stored));
+        const rebuilt = (await delta.getState(tuple.config)).values;
+        const stored = (await full.getState(fullTuple.config)).values;
+        expect(shape(rebuilt.messages)).toEqual(shape(stored.messages));
+        // Before any write a delta channel reads as its empty value, a reduced one as unset.
+        expect(rebuilt.tally).toEqual(stored.tally ?? []);
       }
       expect(seeded).toBeGreaterThan(deltaCheckpoints.length / 2);
+      expect(tallySeededPastMessages).toBeGreaterThan(10);
 
       // Both heads: the fork read its own branch (the edit, not the original turns 31–60).
       const forkMessages: BaseMessage[] = (await delta.getState(deltaHead)).values.messages;
