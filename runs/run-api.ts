@@ -104,9 +104,14 @@ export function createRunApi(deps: RunApiDeps): RunApi {
         agentId: prepared.record.id,
         agentSlug: prepared.record.slug,
       };
-      for await (const chunk of lifecycle.chunks(prepared, streamMode))
+      // The root graph's state after its last step, when the stream carries it.
+      let finalValues: unknown;
+      for await (const chunk of lifecycle.chunks(prepared, streamMode)) {
+        const [namespace, mode, payload] = chunk;
+        if (mode === "values" && namespace.length === 0) finalValues = payload;
         yield { kind: "chunk", chunk };
-      yield { kind: "finished", result: await lifecycle.finish(prepared) };
+      }
+      yield { kind: "finished", result: await lifecycle.finish(prepared, finalValues) };
     } catch (error) {
       throw await lifecycle.failure(prepared, error);
     } finally {
@@ -118,8 +123,8 @@ export function createRunApi(deps: RunApiDeps): RunApi {
     async run(request) {
       const prepared = await prepare(request);
       try {
-        await prepared.graph.invoke(prepared.input, prepared.config);
-        return await lifecycle.finish(prepared);
+        const finalValues = await prepared.graph.invoke(prepared.input, prepared.config);
+        return await lifecycle.finish(prepared, finalValues);
       } catch (error) {
         throw await lifecycle.failure(prepared, error);
       } finally {
@@ -130,7 +135,9 @@ export function createRunApi(deps: RunApiDeps): RunApi {
     async *stream(request) {
       // The same run as streamChunks, its chunks turned into events.
       let threadId = "";
-      for await (const item of streamChunks(request, ["updates", "messages", "custom"])) {
+      // `values` only for the result (no event): the final state, not a read of the thread.
+      const modes: GraphStreamMode[] = ["updates", "messages", "custom", "values"];
+      for await (const item of streamChunks(request, modes)) {
         if (item.kind === "started") {
           threadId = item.threadId;
           yield {

@@ -20,7 +20,7 @@ import { typedCause } from "./run-failure.js";
 import { RunLease } from "./run-lease.js";
 import type { RunningRuns } from "./running-runs.js";
 import { validateThreadId } from "./thread-id.js";
-import { readRunSubagentRuns, readThreadState } from "./thread-state.js";
+import { readRunSubagentRuns, readThreadState, stateOfValues } from "./thread-state.js";
 
 /** Arguments of `Runtime.run` and `Runtime.stream`. */
 export interface RunRequest {
@@ -246,9 +246,15 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     for await (const chunk of chunks) yield chunk as GraphStreamChunk;
   }
 
-  async function finish({ threadId, runId, startedAt, outcome }: PreparedRun): Promise<RunResult> {
+  async function finish(
+    { threadId, runId, startedAt, outcome }: PreparedRun,
+    finalValues?: unknown,
+  ): Promise<RunResult> {
     outcome.status = "success";
-    const state = await readThreadState(saver, threadId);
+    // The run's own final values when it has them: the same channels the thread now holds, and
+    // a read of the whole conversation saved (a full read on every saver, and on delta storage
+    // a replay back to the last snapshot).
+    const state = stateOfValues(finalValues) ?? (await readThreadState(saver, threadId));
     const last = state.messages.at(-1);
     // Records of this run are the ones started since it began (earlier runs had finished).
     outcome.subagentRuns = state.subagentRuns.filter((run) => run.started_at >= startedAt);
@@ -323,6 +329,10 @@ export interface PreparedRun {
 export interface RunLifecycle {
   prepare(request: RunRequest): Promise<PreparedRun>;
   chunks(prepared: PreparedRun, streamMode: readonly string[]): AsyncGenerator<GraphStreamChunk>;
-  finish(prepared: PreparedRun): Promise<RunResult>;
+  /**
+   * The result of a run that ended well. `finalValues` is the root graph's final state if the
+   * caller has it (`invoke`'s result, the last root `values` chunk); else the thread is read.
+   */
+  finish(prepared: PreparedRun, finalValues?: unknown): Promise<RunResult>;
   failure(prepared: PreparedRun, error: unknown): Promise<unknown>;
 }

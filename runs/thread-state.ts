@@ -131,6 +131,20 @@ async function stateOf(
   };
 }
 
+/**
+ * The messages and subagent records of a run's final values (what `invoke` returns, or the last
+ * `values` chunk of the root graph), shaped as {@link readThreadState} reads them from the
+ * thread; undefined when the values lack either channel (then read the thread).
+ */
+export function stateOfValues(
+  values: unknown,
+): { messages: BaseMessage[]; subagentRuns: SubagentRun[] } | undefined {
+  if (typeof values !== "object" || values === null) return undefined;
+  const { messages, subagent_runs: runs } = values as Record<string, unknown>;
+  if (!Array.isArray(messages) || !Array.isArray(runs)) return undefined;
+  return { messages: messages as BaseMessage[], subagentRuns: wellFormed(runs) };
+}
+
 /** Checkpoints are data from disk: keep only well-formed records. */
 function wellFormed(runs: unknown[]): SubagentRun[] {
   return runs.flatMap((run) => {

@@ -1,10 +1,12 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import type { RunResult } from "../../runs/events.js";
 import { createRuntime, type Runtime, type RuntimeOptions } from "../../runtime.js";
 import { sqliteCheckpointBytes } from "../support/checkpoint-bytes.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
@@ -186,6 +188,37 @@ describe("checkpoint storage", () => {
     expect(await stored({ env: full })).toBe(true);
     expect(await stored({ env: full, checkpointStorage: "delta" })).toBe(false);
   });
+
+  it.each(["memory", "sqlite"] as const)(
+    "a run's result is what its thread holds after it, by run and by stream (%s, delta)",
+    async (checkpointer) => {
+      const runtime = await open(dataDir(), { checkpointer });
+      const shape = (messages: BaseMessage[]) =>
+        messages.map((m) => [m.getType(), m.id, m.content]);
+      const check = async (result: RunResult) => {
+        const state = await runtime.threads.state("alice", "t");
+        expect(shape(result.messages)).toEqual(shape(state?.values.messages));
+        expect(result.subagentRuns).toEqual(state?.values.subagent_runs);
+        expect(result.output).toBe((state?.values.messages as BaseMessage[]).at(-1)?.content);
+      };
+      for (let turn = 1; turn <= 4; turn += 1) {
+        const input = `question number ${turn}`;
+        let result: RunResult | undefined;
+        if (turn % 2 === 1) {
+          result = await runtime.run({ uid: "alice", threadId: "t", input });
+        } else {
+          for await (const event of runtime.stream({ uid: "alice", threadId: "t", input })) {
+            if (event.type === "run_finished") result = event.result;
+          }
+        }
+        if (!result) throw new Error(`turn ${turn} gave no result`);
+        // Every turn delegates once: its answer and all the records so far are in the result.
+        expect(result.subagentRuns).toHaveLength(turn);
+        expect(result.messages.filter((m) => m.getType() === "human")).toHaveLength(turn);
+        await check(result);
+      }
+    },
+  );
 
   it("refuses an unknown storage or a bad snapshot frequency before opening anything", async () => {
     const dir = join(dataDir(), "never-made");
