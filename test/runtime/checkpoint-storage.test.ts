@@ -197,9 +197,11 @@ describe("checkpoint storage", () => {
         messages.map((m) => [m.getType(), m.id, m.content]);
       const check = async (result: RunResult) => {
         const state = await runtime.threads.state("alice", "t");
-        expect(shape(result.messages)).toEqual(shape(state?.values.messages));
-        expect(result.subagentRuns).toEqual(state?.values.subagent_runs);
-        expect(result.output).toBe((state?.values.messages as BaseMessage[]).at(-1)?.content);
+        if (!state) throw new Error("the thread has no state");
+        const messages: BaseMessage[] = state.values.messages;
+        expect(shape(result.messages)).toEqual(shape(messages));
+        expect(result.subagentRuns).toEqual(state.values.subagent_runs);
+        expect(result.output).toBe(messages.at(-1)?.content);
       };
       for (let turn = 1; turn <= 4; turn += 1) {
         const input = `question number ${turn}`;
