@@ -1,4 +1,3 @@
-import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
   type CheckpointPendingWrite,
@@ -12,6 +11,9 @@ import {
  * have one or two delta channels (`messages`, maybe a log); 62 leaves the sign bit alone.
  */
 export const MAX_DELTA_CHANNELS = 62;
+
+/** What `getDeltaChannelHistory` is asked: a checkpoint (`config`) and the channels to rebuild. */
+export type DeltaHistoryRequest = Parameters<BaseCheckpointSaver["getDeltaChannelHistory"]>[0];
 
 /** A requested channel and its bit in the query's channel masks. */
 export interface RequestedChannel {
@@ -72,7 +74,7 @@ export class DeltaHistoryBuilder {
  */
 export function genericDeltaChannelHistory(
   saver: BaseCheckpointSaver,
-  options: { config: RunnableConfig; channels: string[] },
+  options: DeltaHistoryRequest,
 ): Promise<Record<string, DeltaChannelHistory>> {
   return BaseCheckpointSaver.prototype.getDeltaChannelHistory.call(saver, options);
 }

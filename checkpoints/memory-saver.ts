@@ -1,4 +1,3 @@
-import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   type Checkpoint,
   type CheckpointPendingWrite,
@@ -6,7 +5,7 @@ import {
   getCheckpointId,
   MemorySaver,
 } from "@langchain/langgraph-checkpoint";
-import { DeltaHistoryBuilder } from "./delta-history.js";
+import { DeltaHistoryBuilder, type DeltaHistoryRequest } from "./delta-history.js";
 
 /**
  * LangGraph's `MemorySaver` with a delta read that parses only the checkpoints it needs.
@@ -24,10 +23,9 @@ export class DeltaHistoryMemorySaver extends MemorySaver {
   /** The channels each stored checkpoint holds a value of, by its serialized bytes. */
   private readonly storedChannels = new WeakMap<Uint8Array, ReadonlySet<string>>();
 
-  override async getDeltaChannelHistory(options: {
-    config: RunnableConfig;
-    channels: string[];
-  }): Promise<Record<string, DeltaChannelHistory>> {
+  override async getDeltaChannelHistory(
+    options: DeltaHistoryRequest,
+  ): Promise<Record<string, DeltaChannelHistory>> {
     const { config, channels } = options;
     if (channels.length === 0) return {};
     const threadId = config.configurable?.thread_id;

@@ -11,7 +11,12 @@ import pg from "pg";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { withSchemaLock } from "../store/schema-lock.js";
 import { survivePoolClientErrors } from "../util/pg-client-errors.js";
-import { DeltaHistoryBuilder, MAX_DELTA_CHANNELS, requestedChannels } from "./delta-history.js";
+import {
+  DeltaHistoryBuilder,
+  type DeltaHistoryRequest,
+  MAX_DELTA_CHANNELS,
+  requestedChannels,
+} from "./delta-history.js";
 
 /** Digits of the counter part of a version (as the Python saver: `f"{counter:032}"`). */
 const COUNTER_DIGITS = 32;
@@ -380,10 +385,9 @@ export class ForkSafePostgresSaver extends PostgresSaver {
    * only the requested checkpoint's own ancestors, so a fork reads its branch). Falls back to
    * the base walk for more than {@link MAX_DELTA_CHANNELS} channels at once.
    */
-  override async getDeltaChannelHistory(options: {
-    config: RunnableConfig;
-    channels: string[];
-  }): Promise<Record<string, DeltaChannelHistory>> {
+  override async getDeltaChannelHistory(
+    options: DeltaHistoryRequest,
+  ): Promise<Record<string, DeltaChannelHistory>> {
     const { config, channels } = options;
     if (channels.length === 0) return {};
     const requested = requestedChannels(channels);

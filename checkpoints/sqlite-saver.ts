@@ -11,6 +11,7 @@ import { ErrorCode, SubagentGraphError } from "../errors.js";
 import {
   channelsInMask,
   DeltaHistoryBuilder,
+  type DeltaHistoryRequest,
   MAX_DELTA_CHANNELS,
   type RequestedChannel,
   requestedChannels,
@@ -231,10 +232,9 @@ export class DeltaHistorySqliteSaver extends SqliteSaver {
     })();
   }
 
-  override async getDeltaChannelHistory(options: {
-    config: RunnableConfig;
-    channels: string[];
-  }): Promise<Record<string, DeltaChannelHistory>> {
+  override async getDeltaChannelHistory(
+    options: DeltaHistoryRequest,
+  ): Promise<Record<string, DeltaChannelHistory>> {
     const { config, channels } = options;
     if (channels.length === 0) return {};
     const requested = requestedChannels(channels);
