@@ -142,6 +142,8 @@ export function stateOfValues(
   if (typeof values !== "object" || values === null) return undefined;
   const { messages, subagent_runs: runs } = values as Record<string, unknown>;
   if (!Array.isArray(messages) || !Array.isArray(runs)) return undefined;
+  // The graph's own `messages` channel, live: message objects its reducer made (unlike a
+  // checkpoint, not data from disk, so only the records are filtered).
   return { messages: messages as BaseMessage[], subagentRuns: wellFormed(runs) };
 }
 
