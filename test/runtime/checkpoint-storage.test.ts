@@ -192,7 +192,9 @@ describe("checkpoint storage", () => {
   it.each(["memory", "sqlite"] as const)(
     "a run's result is what its thread holds after it, by run and by stream (%s, delta)",
     async (checkpointer) => {
-      const runtime = await open(dataDir(), { checkpointer });
+      // Snapshots every 3 updates: `messages` and `subagent_runs` take theirs at different
+      // checkpoints, so reading the thread walks past one channel's snapshots to the other's.
+      const runtime = await open(dataDir(), { checkpointer, deltaSnapshotFrequency: 3 });
       const shape = (messages: BaseMessage[]) =>
         messages.map((m) => [m.getType(), m.id, m.content]);
       const check = async (result: RunResult) => {
