@@ -25,6 +25,7 @@ import { AGENT_STATE_REDUCERS } from "./runs/thread-state.js";
 import type { KnowledgeApi, Runtime, RuntimeOptions } from "./runtime-types.js";
 import { SandboxLayout } from "./sandbox/layout.js";
 import { ThreadFiles } from "./sandbox/thread-files.js";
+import { StampedReads } from "./store/stamped-reads.js";
 import { UserRepository } from "./store/users.js";
 import { loadMcpServers } from "./tools/mcp/config.js";
 import { guardMethods } from "./util/guard-methods.js";
@@ -94,8 +95,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   };
 
   // A model no factory could build is refused when the agent is saved, not at its first chat.
+  // Agents and knowledge bases are looked up on every run and task call and rarely written.
+  const reads = new StampedReads(() => database.changeStamp());
   const agentRows = new AgentRepository(database.db, {
     checkModel: modelSpecCheck(Object.keys(options.models ?? {})),
+    reads,
   });
   const layout = new SandboxLayout(dataDir);
   const { threadLeaseMs } = options;
@@ -112,6 +116,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const knowledge = openKnowledge(database, {
     warn,
     env,
+    reads,
     ...(options.maxKnowledgeFileBytes === undefined
       ? {}
       : { maxFileBytes: options.maxKnowledgeFileBytes }),

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, type Stats, statSync } from "node:fs";
 import { z } from "zod";
 import type { RuntimeContext } from "./schema.js";
 import { parseOrThrow } from "./validation.js";
@@ -107,15 +107,14 @@ export function settingsFileReader(
   let stamp = "";
   let cached: Partial<ProcessSettings> = {};
   return () => {
-    let current: string;
-    try {
-      const stats = statSync(file);
-      current = `${stats.mtimeMs}:${stats.size}`;
-    } catch {
+    // Called on every dispatch: a missing file (the usual case) must not cost an exception.
+    const stats = statOrUndefined(file);
+    if (stats === undefined) {
       stamp = "";
       cached = {};
       return cached;
     }
+    const current = `${stats.mtimeMs}:${stats.size}`;
     if (current === stamp) return cached;
     stamp = current;
     try {
@@ -129,6 +128,15 @@ export function settingsFileReader(
     }
     return cached;
   };
+}
+
+/** The file's stats; `undefined` when it is missing or cannot be read. */
+function statOrUndefined(file: string): Stats | undefined {
+  try {
+    return statSync(file, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
 }
 
 /** An agent's limits: its own config where set, else the process-wide ones. */

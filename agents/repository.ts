@@ -19,6 +19,7 @@ import { compareText, hasNul } from "../store/portable-text.js";
 import { clockOf, type RepositoryOptions } from "../store/repository-options.js";
 import type { DatabaseSchema } from "../store/schema.js";
 import { isUniqueViolation } from "../store/sql-errors.js";
+import type { StampedReads } from "../store/stamped-reads.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { canEdit, canView } from "./permissions.js";
 import { fromAgentRow, toAgentRow, UNSHARED_SHARE_CONFIG_JSON } from "./rows.js";
@@ -40,6 +41,11 @@ export interface AgentRepositoryOptions extends RepositoryOptions {
    * agent is not refused for a model that has since gone). Unchecked without it.
    */
   checkModel?: ModelSpecCheck;
+  /**
+   * Keeps lookups (`find`, `get`, `findSubagents`, `getDefault`) until an agent is written
+   * (`store/stamped-reads.ts`). Every lookup reads the database without it.
+   */
+  reads?: StampedReads;
 }
 
 /** Reads and writes `agents` on behalf of a user. */
@@ -47,11 +53,18 @@ export class AgentRepository {
   readonly #db: Kysely<DatabaseSchema>;
   readonly #now: () => Date;
   readonly #checkModel: ModelSpecCheck;
+  readonly #reads: StampedReads | undefined;
 
   constructor(db: Kysely<DatabaseSchema>, options: AgentRepositoryOptions = {}) {
     this.#db = db;
     this.#now = clockOf(options);
     this.#checkModel = options.checkModel ?? (() => undefined);
+    this.#reads = options.reads;
+  }
+
+  /** `load`, kept by `reads` under `key` when the repository has them. */
+  #kept<T>(key: unknown[], load: () => Promise<T>): Promise<T> {
+    return this.#reads ? this.#reads.read(JSON.stringify(["agents", ...key]), load) : load();
   }
 
   /** Checks the record's model unless it is the one `previous` already had. */
@@ -136,10 +149,12 @@ export class AgentRepository {
   async find(uid: string, idOrSlug: string): Promise<AgentRecord | undefined> {
     // No id or slug contains NUL, and PostgreSQL refuses to compare one that does.
     if (hasNul(idOrSlug)) return undefined;
-    const visible = await this.#visible(uid, (query) =>
-      query.where((eb) => eb.or([eb("id", "=", idOrSlug), eb("slug", "=", idOrSlug)])),
-    );
-    return visible.find((record) => record.id === idOrSlug) ?? pickBySlug(visible, uid, idOrSlug);
+    return this.#kept(["find", uid, idOrSlug], async () => {
+      const visible = await this.#visible(uid, (query) =>
+        query.where((eb) => eb.or([eb("id", "=", idOrSlug), eb("slug", "=", idOrSlug)])),
+      );
+      return visible.find((record) => record.id === idOrSlug) ?? pickBySlug(visible, uid, idOrSlug);
+    });
   }
 
   /** Every agent `uid` may see, oldest first (`created_at`, then `id`). */
@@ -208,7 +223,11 @@ export class AgentRepository {
   }
 
   /** The default agent `uid` owns (shared agents never count), or `undefined`. */
-  async getDefault(uid: string): Promise<AgentRecord | undefined> {
+  getDefault(uid: string): Promise<AgentRecord | undefined> {
+    return this.#kept(["default", uid], () => this.#loadDefault(uid));
+  }
+
+  async #loadDefault(uid: string): Promise<AgentRecord | undefined> {
     const row = await this.#db
       .selectFrom("agents")
       .selectAll()
@@ -231,10 +250,12 @@ export class AgentRepository {
   async findSubagents(uid: string, slugs: readonly string[]): Promise<AgentRecord[]> {
     const wanted = [...new Set(slugs)].filter((slug) => !hasNul(slug));
     if (wanted.length === 0) return [];
-    const visible = await this.#visible(uid, (query) =>
-      query.where("is_subagent", "=", 1).where("slug", "in", wanted),
-    );
-    return wanted.flatMap((slug) => pickBySlug(visible, uid, slug) ?? []);
+    return this.#kept(["subagents", uid, ...wanted], async () => {
+      const visible = await this.#visible(uid, (query) =>
+        query.where("is_subagent", "=", 1).where("slug", "in", wanted),
+      );
+      return wanted.flatMap((slug) => pickBySlug(visible, uid, slug) ?? []);
+    });
   }
 
   /** The agent `uid` owns with `slug` (never one shared by someone else). */

@@ -5,6 +5,7 @@
  */
 
 import type { Database } from "../store/database.js";
+import type { StampedReads } from "../store/stamped-reads.js";
 import { type EmbedderFactory, memoizedEmbedders, openAIEmbedderFactory } from "./embedder.js";
 import { KbFileStore } from "./files.js";
 import { IngestQueue } from "./ingest-queue.js";
@@ -30,6 +31,8 @@ export interface KnowledgeOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Builds embedders (default: OpenAI-compatible endpoints over `env`). */
   embedders?: EmbedderFactory;
+  /** Keeps knowledge base lookups until one is written (see `store/stamped-reads.ts`). */
+  reads?: StampedReads;
   warn(message: string): void;
 }
 
@@ -56,7 +59,7 @@ export function openKnowledge(database: Database, options: KnowledgeOptions): Kn
   if (options.ingest === false) void queue.stop();
   else queue.start();
   const api = new KnowledgeBases(
-    new KnowledgeBaseRepository(database),
+    new KnowledgeBaseRepository(database, options.reads ? { reads: options.reads } : {}),
     files,
     queue,
     { maxFileBytes: options.maxFileBytes ?? 50 * 1024 * 1024 },

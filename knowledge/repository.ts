@@ -17,6 +17,7 @@ import { hasNul } from "../store/portable-text.js";
 import { clockOf, type RepositoryOptions } from "../store/repository-options.js";
 import type { DatabaseSchema, KnowledgeBasesTable } from "../store/schema.js";
 import { isUniqueViolation } from "../store/sql-errors.js";
+import type { StampedReads } from "../store/stamped-reads.js";
 import { activeEmbedder, embedderKey } from "./embedder.js";
 import { deleteChunksWhere } from "./fts.js";
 import { fromKbRow, toKbRow, UNSHARED_KB_SHARE_JSON } from "./rows.js";
@@ -34,11 +35,22 @@ export class KnowledgeBaseRepository {
   readonly #db: Kysely<DatabaseSchema>;
   readonly #database: Database;
   readonly #now: () => Date;
+  readonly #reads: StampedReads | undefined;
 
-  constructor(database: Database, options: RepositoryOptions = {}) {
+  /**
+   * @param options.reads keeps `find`, `get` and `list` until a knowledge base is written
+   *   (`store/stamped-reads.ts`); every lookup reads the database without it.
+   */
+  constructor(database: Database, options: RepositoryOptions & { reads?: StampedReads } = {}) {
     this.#database = database;
     this.#db = database.db;
     this.#now = clockOf(options);
+    this.#reads = options.reads;
+  }
+
+  /** `load`, kept by `reads` under `key` when the repository has them. */
+  #kept<T>(key: unknown[], load: () => Promise<T>): Promise<T> {
+    return this.#reads ? this.#reads.read(JSON.stringify(["kb", ...key]), load) : load();
   }
 
   /**
@@ -77,15 +89,17 @@ export class KnowledgeBaseRepository {
   /** Like {@link get}, but `undefined` instead of `NOT_FOUND`. */
   async find(uid: string, idOrName: string): Promise<KnowledgeBaseRecord | undefined> {
     if (hasNul(idOrName)) return undefined;
-    const visible = await this.#visible(uid, (query) =>
-      query.where((eb) => eb.or([eb("id", "=", idOrName), eb("name", "=", idOrName)])),
-    );
-    return visible.find((kb) => kb.id === idOrName) ?? pickByName(visible, uid, idOrName);
+    return this.#kept(["find", uid, idOrName], async () => {
+      const visible = await this.#visible(uid, (query) =>
+        query.where((eb) => eb.or([eb("id", "=", idOrName), eb("name", "=", idOrName)])),
+      );
+      return visible.find((kb) => kb.id === idOrName) ?? pickByName(visible, uid, idOrName);
+    });
   }
 
   /** Every knowledge base `uid` may see, oldest first. */
   list(uid: string): Promise<KnowledgeBaseRecord[]> {
-    return this.#visible(uid, (query) => query);
+    return this.#kept(["list", uid], () => this.#visible(uid, (query) => query));
   }
 
   /** The knowledge bases with these ids that `uid` may see (unknown ids are left out). */

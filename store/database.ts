@@ -9,7 +9,7 @@
 
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
+import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import pg from "pg";
 import * as sqliteVec from "sqlite-vec";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
@@ -26,6 +26,11 @@ export type DialectName = "sqlite" | "postgres";
 export interface Database {
   readonly db: Kysely<DatabaseSchema>;
   readonly dialect: DialectName;
+  /**
+   * The change counters of migration 0010 as one string, which differs after any write to the
+   * agents or knowledge bases (see `store/stamped-reads.ts`). Synchronous on SQLite.
+   */
+  changeStamp(): string | Promise<string>;
   /** Closes the connection(s). Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -80,7 +85,11 @@ export async function openSqliteDatabase(file: string): Promise<Database> {
     await db.destroy();
     throw error;
   }
-  return withClose(db, "sqlite");
+  // Read on the raw connection, without a wait: every run and task call reads it (see
+  // `store/stamped-reads.ts`). Inside another caller's open transaction it may see that
+  // transaction's count, which only makes a read load again sooner.
+  const counters = sqlite.prepare<[], CounterRow>(COUNTERS_SQL);
+  return withClose(db, "sqlite", () => stampOf(counters.all()));
 }
 
 /**
@@ -151,7 +160,9 @@ export async function openPostgresDatabase(
     await db.destroy();
     throw error;
   }
-  return withClose(db, "postgres");
+  return withClose(db, "postgres", async () =>
+    stampOf((await sql<CounterRow>`${sql.raw(COUNTERS_SQL)}`.execute(db)).rows),
+  );
 }
 
 function connectionFailed(
@@ -243,11 +254,28 @@ function loadVectorExtension(sqlite: SQLite.Database): void {
   }
 }
 
-function withClose(db: Kysely<DatabaseSchema>, dialect: DialectName): Database {
+/** Reads migration 0010's change counters. */
+const COUNTERS_SQL = "select name, version from change_counters order by name";
+
+interface CounterRow {
+  name: string;
+  version: number | string;
+}
+
+function stampOf(rows: readonly CounterRow[]): string {
+  return rows.map((row) => `${row.name}:${row.version}`).join(",");
+}
+
+function withClose(
+  db: Kysely<DatabaseSchema>,
+  dialect: DialectName,
+  changeStamp: () => string | Promise<string>,
+): Database {
   let closing: Promise<void> | undefined;
   return {
     db,
     dialect,
+    changeStamp,
     close: () => {
       closing ??= db.destroy();
       return closing;

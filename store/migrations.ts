@@ -329,6 +329,48 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0010_change_counters",
+    migration: {
+      // A counter per rarely written table that the hot path reads on every run and task call
+      // (`store/stamped-reads.ts`): its triggers count every write, whoever makes it (this
+      // process, another one on the same database, a hand edit), in the writer's transaction.
+      async up(db: Kysely<unknown>): Promise<void> {
+        const counted = ["agents", "knowledge_bases"];
+        await db.schema
+          .createTable("change_counters")
+          .addColumn("name", "text", (col) => col.primaryKey())
+          .addColumn("version", "integer", (col) => col.notNull())
+          .execute();
+        await db
+          .insertInto("change_counters" as never)
+          .values(counted.map((name) => ({ name, version: 0 })) as never)
+          .execute();
+        if (isPostgres(db)) {
+          // Once per statement: a write of many rows moves the counter once.
+          await sql`create function subagent_graph_count_change() returns trigger language plpgsql as $$
+            begin
+              update change_counters set version = version + 1 where name = TG_TABLE_NAME;
+              return null;
+            end $$`.execute(db);
+          for (const table of counted) {
+            await sql`create trigger ${sql.id(`${table}_count_change`)} after insert or update or delete or truncate on ${sql.id(table)} for each statement execute function subagent_graph_count_change()`.execute(
+              db,
+            );
+          }
+          return;
+        }
+        // SQLite has row triggers only.
+        for (const table of counted) {
+          for (const event of ["insert", "update", "delete"] as const) {
+            await sql`create trigger ${sql.id(`${table}_count_${event}`)} after ${sql.raw(event)} on ${sql.id(table)} begin update change_counters set version = version + 1 where name = ${sql.lit(table)}; end`.execute(
+              db,
+            );
+          }
+        }
+      },
+    },
+  },
 ];
 
 /** True when `db` runs on PostgreSQL (the one place migrations need to know). */

@@ -227,4 +227,11 @@ export interface DatabaseSchema {
   kb_file_contents: KbFileContentsTable;
   kb_chunks: KbChunksTable;
   kb_chunk_vectors: KbChunkVectorsTable;
+  change_counters: ChangeCountersTable;
+}
+
+/** One row per counted table (migration 0010): how many writing statements (PostgreSQL) or written rows (SQLite) it has seen. */
+export interface ChangeCountersTable {
+  name: string;
+  version: number;
 }

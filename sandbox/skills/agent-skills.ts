@@ -1,4 +1,4 @@
-import { lstat } from "node:fs/promises";
+import { lstatSync } from "node:fs";
 import type { SandboxLayout } from "../layout.js";
 import type { SkillLibrary, SkillSummary } from "./library.js";
 import { materialiseSkills } from "./materialise.js";
@@ -20,15 +20,18 @@ export async function prepareAgentSkills(
   const scopeDir = layout.skillsScope(skillsThreadId);
   // Most runs have no skills: then a scope that was never materialised is left uncreated
   // (no folders and manifest per child thread); one that held skills before is emptied.
-  if (skills.length === 0 && !(await exists(scopeDir))) return skills;
+  if (skills.length === 0 && !exists(scopeDir)) return skills;
   await materialiseSkills(library, skills, scopeDir);
   return skills;
 }
 
-async function exists(path: string): Promise<boolean> {
+/**
+ * Synchronous on purpose: this runs at the start of every agent run, and a `lstat` that finds
+ * nothing takes microseconds, while an awaited one waits for the thread pool and the event loop.
+ */
+function exists(path: string): boolean {
   try {
-    await lstat(path);
-    return true;
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
   } catch {
     return false;
   }

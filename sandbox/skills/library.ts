@@ -16,7 +16,7 @@
  * stay invisible.
  */
 
-import type { BigIntStats } from "node:fs";
+import { type BigIntStats, statSync } from "node:fs";
 import { lstat, mkdir, readdir, realpath, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
@@ -48,6 +48,9 @@ export interface SkillInstallOptions {
   replace?: boolean;
 }
 
+/** How old a folder's change time must be before a listing may be kept by it (see `#skillFolders`). */
+const STAMP_SETTLED_NS = 1_000_000_000n;
+
 /** Hidden folders under the root: where copies are built, and where old copies are deleted. */
 const STAGING_PREFIX = ".staging-";
 const TRASH_PREFIX = ".trash-";
@@ -58,6 +61,8 @@ export class SkillLibrary {
   readonly root: string;
   /** Summaries by skill name, kept while the tree's stat signature is unchanged. */
   readonly #cache = new Map<string, { signature: string; summary: SkillSummary }>();
+  /** The skill folder names under the root, kept while the root's own stamp is unchanged. */
+  #names: { stamp: string; names: string[] } | undefined;
 
   /** @param root The library folder, normally `<dataDir>/skills`; it need not exist yet. */
   constructor(root: string) {
@@ -82,17 +87,7 @@ export class SkillLibrary {
    * hand must not take every agent down. Names starting with `.` are ignored.
    */
   async list(): Promise<SkillSummary[]> {
-    let names: string[];
-    try {
-      const entries = await readdir(this.root, { withFileTypes: true });
-      names = entries
-        .filter((entry) => entry.isDirectory() && SKILL_NAME_PATTERN.test(entry.name))
-        .map((entry) => entry.name)
-        .sort(comparePaths);
-    } catch (error) {
-      if (hasErrno(error, "ENOENT")) return [];
-      throw error;
-    }
+    const names = await this.#skillFolders();
     for (const name of this.#cache.keys()) {
       if (!names.includes(name)) this.#cache.delete(name);
     }
@@ -168,6 +163,7 @@ export class SkillLibrary {
    */
   async remove(name: string): Promise<boolean> {
     const removed = await removeAtomically(this.hostPath(name), TRASH_PREFIX);
+    this.#names = undefined;
     if (removed) this.#cache.delete(name);
     return removed;
   }
@@ -246,6 +242,40 @@ export class SkillLibrary {
     }
   }
 
+  /**
+   * The names of the skill folders under the root, sorted. Every run of every agent lists the
+   * library, and most libraries are absent or unchanged between runs: a synchronous `stat` of
+   * the root (microseconds, no wait for the thread pool) says so, and the folder is read again
+   * only when its stamp moved. Adding, removing or renaming a skill folder (installs and removals
+   * rename) moves the root's change time; a skill edited in place is rescanned by `#read`.
+   */
+  async #skillFolders(): Promise<string[]> {
+    const stats = statSync(this.root, { bigint: true, throwIfNoEntry: false });
+    if (stats === undefined) {
+      this.#names = undefined;
+      return [];
+    }
+    const stamp = `${stats.ino}:${stats.mtimeNs}:${stats.ctimeNs}`;
+    if (this.#names?.stamp === stamp) return this.#names.names;
+    let names: string[];
+    try {
+      const entries = await readdir(this.root, { withFileTypes: true });
+      names = entries
+        .filter((entry) => entry.isDirectory() && SKILL_NAME_PATTERN.test(entry.name))
+        .map((entry) => entry.name)
+        .sort(comparePaths);
+    } catch (error) {
+      if (hasErrno(error, "ENOENT")) return [];
+      throw error;
+    }
+    // The kernel stamps folders with a coarse clock (a few milliseconds): a change made within
+    // the same tick as the stamp read above would not move it. A stamp that recent is not kept,
+    // so the next call reads the folder again.
+    const age = BigInt(Date.now()) * 1_000_000n - stats.ctimeNs;
+    this.#names = age > STAMP_SETTLED_NS ? { stamp, names } : undefined;
+    return names;
+  }
+
   /** Reads and validates installed skill `name`; `undefined` when absent or invalid. */
   async #read(name: string): Promise<SkillSummary | undefined> {
     const label = `installed skill "${name}"`;
@@ -283,6 +313,7 @@ export class SkillLibrary {
       const { manifest, digest } = await copyTree(realSource, label, entries, staging, undefined);
       await this.#moveIntoPlace(staging, manifest.name, options.replace === true);
       moved = true;
+      this.#names = undefined;
       return { name: manifest.name, description: manifest.description, digest };
     } finally {
       if (!moved) await rm(staging, { recursive: true, force: true });

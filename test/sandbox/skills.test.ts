@@ -35,6 +35,13 @@ async function treeOf(dir: string): Promise<string[]> {
     .sort();
 }
 
+/** Waits until `dir`'s change time is over a second old (a listing is kept from then on). */
+async function settle(dir: string): Promise<void> {
+  const changed = (await stat(dir)).ctimeMs;
+  const wait = changed + 1100 - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
 describe("assertSkillName", () => {
   it("accepts valid names and refuses others with the field, value and pattern", () => {
     expect(() => assertSkillName("pdf-tools2", "name")).not.toThrow();
@@ -327,6 +334,34 @@ describe("SkillLibrary", () => {
     expect(await library.remove("pdf")).toBe(false);
     expect(await readdir(library.root)).toEqual([]);
     await expectFailure(library.remove("../x"), ErrorCode.InvalidSkill, "name");
+  });
+
+  it("sees what another process installs, removes or edits by hand, also once its listing is kept", async () => {
+    // Another process on the same data dir (the CLI beside a server): its own library object.
+    const other = new SkillLibrary(library.root);
+    const names = async () => (await library.list()).map((skill) => skill.name);
+    expect(await names()).toEqual([]);
+    await other.install(await source("pdf"));
+    expect(await names()).toEqual(["pdf"]);
+    // A listing is kept once the folder's change time is old enough to be trusted.
+    await settle(library.root);
+    expect(await names()).toEqual(["pdf"]);
+    await other.install(await source("docx"));
+    expect(await names()).toEqual(["docx", "pdf"]);
+    await settle(library.root);
+    expect(await names()).toEqual(["docx", "pdf"]);
+    expect(await other.remove("pdf")).toBe(true);
+    expect(await names()).toEqual(["docx"]);
+    await settle(library.root);
+    expect(await names()).toEqual(["docx"]);
+    // Copied in by hand, then edited in place.
+    await writeTree(join(library.root, "csv"), { "SKILL.md": skillMd("csv") });
+    expect(await names()).toEqual(["csv", "docx"]);
+    await settle(library.root);
+    await writeFile(join(library.root, "csv", "SKILL.md"), skillMd("csv", "Edited by hand."));
+    expect((await library.list()).find((skill) => skill.name === "csv")?.description).toBe(
+      "Edited by hand.",
+    );
   });
 
   describe("resolve", () => {

@@ -30,6 +30,7 @@ describe("openSqliteDatabase", () => {
       "0007_run_metadata_thread_deletion",
       "0008_knowledge_bases",
       "0009_knowledge_vectors",
+      "0010_change_counters",
     ]);
   });
 
@@ -83,6 +84,7 @@ describe("openSqliteDatabase", () => {
         "0007_run_metadata_thread_deletion",
         "0008_knowledge_bases",
         "0009_knowledge_vectors",
+        "0010_change_counters",
       ]);
     } finally {
       await second.close();
