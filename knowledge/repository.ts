@@ -38,7 +38,7 @@ export class KnowledgeBaseRepository {
   readonly #reads: StampedReads | undefined;
 
   /**
-   * @param options.reads keeps `find`, `get` and `list` until a knowledge base is written
+   * @param options.reads keeps `find`, `get`, `list` and `findByIds` until a knowledge base is written
    *   (`store/stamped-reads.ts`); every lookup reads the database without it.
    */
   constructor(database: Database, options: RepositoryOptions & { reads?: StampedReads } = {}) {
@@ -106,7 +106,9 @@ export class KnowledgeBaseRepository {
   async findByIds(uid: string, ids: readonly string[]): Promise<KnowledgeBaseRecord[]> {
     const wanted = [...new Set(ids)].filter((id) => !hasNul(id));
     if (wanted.length === 0) return [];
-    return this.#visible(uid, (query) => query.where("id", "in", wanted));
+    return this.#kept(["ids", uid, ...wanted], () =>
+      this.#visible(uid, (query) => query.where("id", "in", wanted)),
+    );
   }
 
   /**

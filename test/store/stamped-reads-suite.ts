@@ -117,11 +117,18 @@ export function runStampedReadsSuite(
       const handbook = await kbsElsewhere.create("alice", { name: "handbook" });
       expect((await keptKbs.list("alice")).map((kb) => kb.name)).toEqual(["handbook"]);
       expect((await keptKbs.find("alice", "handbook"))?.id).toBe(handbook.id);
+      expect((await keptKbs.findByIds("alice", [handbook.id])).map((kb) => kb.name)).toEqual([
+        "handbook",
+      ]);
       await kbsElsewhere.update("alice", handbook.id, { name: "rules" });
       expect(await keptKbs.find("alice", "handbook")).toBeUndefined();
       expect((await keptKbs.find("alice", "rules"))?.id).toBe(handbook.id);
+      expect((await keptKbs.findByIds("alice", [handbook.id])).map((kb) => kb.name)).toEqual([
+        "rules",
+      ]);
       await kbsElsewhere.delete("alice", handbook.id);
       expect(await keptKbs.list("alice")).toEqual([]);
+      expect(await keptKbs.findByIds("alice", [handbook.id])).toEqual([]);
     });
 
     it("hands out kept records frozen, so no caller can change what the next one reads", async () => {
