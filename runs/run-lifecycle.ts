@@ -121,7 +121,9 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
         : { messages: [new HumanMessage(request.input)], subagent_runs: [] };
     // Before anything is written: a refused request leaves no thread and no run record.
     await checkStartingPoint(graph, configurable, input === null);
-    await threads.claim(request.uid, threadId, record.id);
+    // A thread of this user with its agent bound needs no claim (it would write nothing); one
+    // deleted since it was read is caught once the lease is held (`confirm` below).
+    if (!existing?.agent_id) await threads.claim(request.uid, threadId, record.id);
     const runId = request.runId ?? randomUUID();
     const controller = new AbortController();
     running.claim({ runId, uid: request.uid, threadId, controller });

@@ -59,7 +59,9 @@ export class RunRepository {
   async acquireThread(threadId: string, runId: string, leaseMs: number): Promise<boolean> {
     const now = this.#now();
     const until = new Date(now.getTime() + leaseMs).toISOString();
-    await this.#db
+    // A row comes back only when this run now holds the lease: inserted, or an expired one
+    // taken over (a live lease of another run leaves the conflict's update undone).
+    const taken = await this.#db
       .insertInto("thread_leases")
       .values({ thread_id: threadId, run_id: runId, lease_until: until })
       .onConflict((conflict) =>
@@ -68,7 +70,10 @@ export class RunRepository {
           .doUpdateSet({ run_id: runId, lease_until: until })
           .where("thread_leases.lease_until", "<", now.toISOString()),
       )
-      .execute();
+      .returning("run_id")
+      .executeTakeFirst();
+    if (taken) return taken.run_id === runId;
+    // Held already: by another run, or by this one (a second acquire keeps it).
     const row = await this.#db
       .selectFrom("thread_leases")
       .select("run_id")

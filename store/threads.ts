@@ -40,7 +40,7 @@ export class ThreadRepository {
     if (threadId === "") throw invalidThreadId(threadId);
     checkStorable(threadId);
     const now = this.#now().toISOString();
-    await this.#db
+    const created = await this.#db
       .insertInto("threads")
       .values({
         thread_id: threadId,
@@ -51,7 +51,10 @@ export class ThreadRepository {
         updated_at: now,
       })
       .onConflict((conflict) => conflict.column("thread_id").doNothing())
-      .execute();
+      // The new row, or none when the id existed (anyone's, so it is read below as `uid`'s).
+      .returningAll()
+      .executeTakeFirst();
+    if (created) return created;
     const row = await this.get(uid, threadId);
     if (row === undefined) throw threadNotFound(threadId);
     if (row.agent_id !== "") return row;
