@@ -345,6 +345,14 @@ function targets(results: SaverResult[]): TargetCheck[] {
     const losing = result.ks.filter(
       (k) => !((result.perTaskMs?.ours[k] ?? Infinity) < (result.perTaskMs?.deep[k] ?? -Infinity)),
     );
+    const alone = { ours: result.medianMs?.ours[0], deep: result.medianMs?.deep[0] };
+    if (alone.ours !== undefined && alone.deep !== undefined) {
+      checks.push({
+        target: `a run with no task call no dearer than Deep Agents' (${result.saver})`,
+        met: alone.ours <= alone.deep,
+        detail: `K = 0: ours ${fmt(alone.ours)} ms vs Deep Agents ${fmt(alone.deep)} ms (${ratio(alone.ours / alone.deep)})`,
+      });
+    }
     checks.push({
       target: `per-task overhead below Deep Agents' at every K (${result.saver})`,
       met: losing.length === 0,

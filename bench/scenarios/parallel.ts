@@ -12,6 +12,8 @@ const LATENCY_MS = 100;
 const IDEAL_MS = 3 * LATENCY_MS;
 const SAVERS: readonly SaverName[] = ["memory", "sqlite"];
 const KS = [1, 4, 8, 16];
+/** The floor target (≤ 1.05 × the floor) holds up to this K (issue 20). */
+const FLOOR_TARGET_MAX_K = 4;
 
 interface KResult {
   saver: SaverName;
@@ -67,13 +69,23 @@ export const parallelScenario: Scenario = {
         "efficiency = ideal / measured wall; the floor (one model call, K bare children with Promise.all, one model call) is measured in the same run, interleaved.",
       ],
     };
-    const targets: TargetCheck[] = savers.map((saver) => {
+    const targets: TargetCheck[] = savers.flatMap((saver) => {
       const rows = results.filter((r) => r.saver === saver);
-      return {
-        target: `wall at 100 ms ≤ 1.05 × the floor at every K (${saver})`,
-        met: rows.every((r) => r.oursOverFloor <= 1.05),
-        detail: rows.map((r) => `K=${r.k}: ${ratio(r.oursOverFloor, 3)}`).join(", "),
-      };
+      const small = rows.filter((r) => r.k <= FLOOR_TARGET_MAX_K);
+      return [
+        {
+          target: `wall at 100 ms ≤ Deep Agents' wall at every K (${saver})`,
+          met: rows.every((r) => r.medianMs.ours <= r.medianMs.deep),
+          detail: rows
+            .map((r) => `K=${r.k}: ${ratio(r.medianMs.ours / r.medianMs.deep, 3)}`)
+            .join(", "),
+        },
+        {
+          target: `wall at 100 ms ≤ 1.05 × the floor at K ≤ ${FLOOR_TARGET_MAX_K} (${saver})`,
+          met: small.every((r) => r.oursOverFloor <= 1.05),
+          detail: small.map((r) => `K=${r.k}: ${ratio(r.oursOverFloor, 3)}`).join(", "),
+        },
+      ];
     });
     return {
       tables: [table],

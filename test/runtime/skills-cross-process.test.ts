@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
-import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ScriptedChatModel } from "../../models/scripted.js";
 import { cli } from "../support/cli.js";
 import { mainAgentPayload, makeRuntime, type RuntimeFixture } from "../support/runtime-fixture.js";
+import { settledFolder } from "../support/settled-folder.js";
 
 /** A skill folder on disk, as a user writes one before `skills add`. */
 function skillFolder(root: string, name: string, description: string): string {
@@ -15,12 +15,6 @@ function skillFolder(root: string, name: string, description: string): string {
     `---\nname: ${name}\ndescription: ${description}\n---\nSteps.\n`,
   );
   return folder;
-}
-
-/** Waits until `dir`'s change time is over a second old: the library keeps its listing then. */
-async function settle(dir: string): Promise<void> {
-  const wait = (await stat(dir)).ctimeMs + 1100 - Date.now();
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
 describe("skills changed by the CLI beside a running runtime", () => {
@@ -46,7 +40,7 @@ describe("skills changed by the CLI beside a running runtime", () => {
     await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", []));
     await runtime.skills.install(skillFolder(dataDir, "house-style", "Write like us."));
     // Old enough for the runtime to keep its listing of the library between runs.
-    await settle(join(dataDir, "skills"));
+    await settledFolder(join(dataDir, "skills"));
     const turn = (input: string) =>
       runtime.run({ uid: "alice", agent: "boss", threadId: "t", input });
 
@@ -67,7 +61,7 @@ describe("skills changed by the CLI beside a running runtime", () => {
     expect(systems[1]).toContain("- glossary: Our terms.");
     expect(systems[1]).toContain("- house-style: Write like us.");
 
-    await settle(join(dataDir, "skills"));
+    await settledFolder(join(dataDir, "skills"));
     const removed = await cli(["skills", "remove", "house-style", "--data", dataDir]);
     expect(removed.code, removed.stderr).toBe(0);
     await turn("three");

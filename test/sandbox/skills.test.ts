@@ -10,6 +10,7 @@ import { materialiseSkills, SKILLS_MANIFEST_FILE } from "../../sandbox/skills/ma
 import { SKILL_LIMITS } from "../../sandbox/skills/skill-limits.js";
 import { assertSkillName } from "../../sandbox/skills/skill-name.js";
 import { expectFailure } from "../agents/helpers.js";
+import { settledFolder } from "../support/settled-folder.js";
 
 function skillMd(name: string, description = `The ${name} skill.`, body = "Do the thing.\n") {
   return `---\nname: ${name}\ndescription: ${description}\n---\n${body}`;
@@ -33,13 +34,6 @@ async function treeOf(dir: string): Promise<string[]> {
       return entry.isDirectory() ? `${path}/` : path;
     })
     .sort();
-}
-
-/** Waits until `dir`'s change time is over a second old (a listing is kept from then on). */
-async function settle(dir: string): Promise<void> {
-  const changed = (await stat(dir)).ctimeMs;
-  const wait = changed + 1100 - Date.now();
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
 describe("assertSkillName", () => {
@@ -344,20 +338,20 @@ describe("SkillLibrary", () => {
     await other.install(await source("pdf"));
     expect(await names()).toEqual(["pdf"]);
     // A listing is kept once the folder's change time is old enough to be trusted.
-    await settle(library.root);
+    await settledFolder(library.root);
     expect(await names()).toEqual(["pdf"]);
     await other.install(await source("docx"));
     expect(await names()).toEqual(["docx", "pdf"]);
-    await settle(library.root);
+    await settledFolder(library.root);
     expect(await names()).toEqual(["docx", "pdf"]);
     expect(await other.remove("pdf")).toBe(true);
     expect(await names()).toEqual(["docx"]);
-    await settle(library.root);
+    await settledFolder(library.root);
     expect(await names()).toEqual(["docx"]);
     // Copied in by hand, then edited in place.
     await writeTree(join(library.root, "csv"), { "SKILL.md": skillMd("csv") });
     expect(await names()).toEqual(["csv", "docx"]);
-    await settle(library.root);
+    await settledFolder(library.root);
     await writeFile(join(library.root, "csv", "SKILL.md"), skillMd("csv", "Edited by hand."));
     expect((await library.list()).find((skill) => skill.name === "csv")?.description).toBe(
       "Edited by hand.",
