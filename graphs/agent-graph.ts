@@ -75,8 +75,6 @@ export function buildAgentGraph(
   const backend = backendFor(record.backend_id);
   const fileScope = createFileScopeMiddleware({
     prepareSkills: (skillsThreadId) => deps.prepareSkills(record, skillsThreadId),
-    // A main agent's thread takes many turns; a subagent's child thread takes one run.
-    refreshEachRun: backend.acceptsSubagents,
   });
   const guard = createModelCallGuardMiddleware({ timeoutMs: () => deps.modelTimeoutMs() });
   const innermost = deps.requestLog

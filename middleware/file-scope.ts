@@ -1,11 +1,12 @@
+import type { BaseMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
 import { fileScopeOf, readRunContext, runContextKeysSchema } from "../run-context.js";
 import type { SkillSummary } from "../sandbox/skills/library.js";
 import { FILE_TOOL_NAMES } from "../sandbox/tools/file-tools.js";
 import { VirtualRoot } from "../sandbox/virtual-paths.js";
 
-/** Skills scopes whose skill list is kept in memory between model calls. */
-const MAX_REMEMBERED_SCOPES = 1000;
+/** Turns whose skill list is kept in memory between model calls. */
+const MAX_REMEMBERED_TURNS = 1000;
 
 /** The heading of the skills section in the system message. */
 export const SKILLS_HEADING = "Skills";
@@ -14,46 +15,43 @@ export const SKILLS_HEADING = "Skills";
 export interface FileScopeMiddlewareOptions {
   /**
    * Makes the run's skills scope (`skills_thread_id`) hold exactly the agent's configured
-   * skills and returns them. Called once at the start of every run of the agent.
+   * skills and returns them. Called at the first model call of every turn.
    */
   prepareSkills(skillsThreadId: string): Promise<SkillSummary[]>;
-  /**
-   * Prepare the skills again at the start of every run (a `beforeAgent` hook, so one more graph
-   * step per run), for agents whose thread takes many runs: a skill installed or removed
-   * between two turns then shows at the next one. Without it the skills are prepared once per
-   * scope, at its first model call: right for subagents, whose every run has a new child
-   * thread (and so a new scope), and one step cheaper per child.
-   */
-  refreshEachRun: boolean;
 }
 
 /**
  * Gives an agent its file scope in the prompt: where its folders are and which skills it has.
- * At the start of each run the agent's skills are materialised (copied, read-only) into its own
- * skills scope, so a parent's skills never show in a child's `/home/gem/skills` nor the reverse;
- * the system message lists each skill's name, description and `SKILL.md` path, and the model
- * reads the body on demand with `read_file`.
+ * At the first model call of each turn the agent's skills are materialised (copied, read-only)
+ * into its own skills scope, so a parent's skills never show in a child's `/home/gem/skills` nor
+ * the reverse, and a skill installed or removed between two turns shows at the next one; the
+ * system message lists each skill's name, description and `SKILL.md` path, and the model reads
+ * the body on demand with `read_file`.
+ *
+ * No graph step of its own: a turn is told by the user message that started it (the newest
+ * human message in the state), so the later model calls of a turn, and a run resuming it, keep
+ * the skills its first call prepared. A `beforeAgent` hook would cost every run one more step
+ * and checkpoint (a seventh of a run without task calls, bench/README.md).
  */
 export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
-  // Skills of recent runs, by skills scope, refreshed by every run's `beforeAgent`; a run that
-  // resumed without passing through it prepares them on its first model call. No `afterAgent`
-  // hook cleans up: it would add a graph node, and a cancelled turn's repair (an update without
-  // `asNode`) would then leave that node pending. The map is bounded instead.
+  // Skills by skills scope and turn; bounded instead of cleaned up by an `afterAgent` hook, which
+  // would add a graph node that a cancelled turn's repair (an update without `asNode`) leaves
+  // pending.
   const prepared = new Map<string, SkillSummary[]>();
-  const remember = (scope: string, skills: SkillSummary[]) => {
-    prepared.delete(scope);
-    prepared.set(scope, skills);
-    if (prepared.size > MAX_REMEMBERED_SCOPES) {
+  const remember = (key: string, skills: SkillSummary[]) => {
+    prepared.set(key, skills);
+    if (prepared.size > MAX_REMEMBERED_TURNS) {
       const oldest = prepared.keys().next().value;
       if (oldest !== undefined) prepared.delete(oldest);
     }
   };
-  const skillsFor = async (runtime: RunOf): Promise<SkillSummary[]> => {
+  const skillsFor = async (runtime: RunOf, state: unknown): Promise<SkillSummary[]> => {
     const scope = skillsScopeOf(runtime);
-    const known = prepared.get(scope);
+    const key = JSON.stringify([scope, turnOf(state)]);
+    const known = prepared.get(key);
     if (known) return known;
     const skills = await options.prepareSkills(scope);
-    remember(scope, skills);
+    remember(key, skills);
     return skills;
   };
 
@@ -61,19 +59,10 @@ export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
     name: "FileScope",
     // Hooks see only the context keys their middleware declares: all of the run context's.
     contextSchema: runContextKeysSchema,
-    ...(options.refreshEachRun
-      ? {
-          beforeAgent: async (_state: unknown, runtime: RunOf) => {
-            const scope = skillsScopeOf(runtime);
-            remember(scope, await options.prepareSkills(scope));
-            return undefined;
-          },
-        }
-      : {}),
     wrapModelCall: async (request, handler) => {
       const toolNames = new Set(request.tools.map(toolName));
       const hasFileTools = FILE_TOOL_NAMES.some((name) => toolNames.has(name));
-      const skills = await skillsFor(request.runtime);
+      const skills = await skillsFor(request.runtime, request.state);
       const sections = [
         hasFileTools ? FILES_PROMPT_SECTION : "",
         skills.length > 0 ? skillsSection(skills, toolNames.has("read_file")) : "",
@@ -86,6 +75,20 @@ export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
       });
     },
   });
+}
+
+/**
+ * Which turn a model call belongs to: the id of the newest human message (the one that started
+ * the turn), with its position for a message without an id.
+ */
+function turnOf(state: unknown): string {
+  const messages = (state as { messages?: unknown } | undefined)?.messages;
+  if (!Array.isArray(messages)) return "";
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    const message = messages[i] as BaseMessage | undefined;
+    if (message?.getType?.() === "human") return `${i}:${message.id ?? ""}`;
+  }
+  return "";
 }
 
 /** The section describing the virtual folders, appended when the agent has a file tool. */

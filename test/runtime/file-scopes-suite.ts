@@ -255,7 +255,8 @@ export function runFileScopesSuite(saver: SaverKindUnderTest): void {
       harness.assertScriptsComplete();
     });
 
-    it("refreshes a main agent's skills every turn; a subagent's need no graph step of their own", async () => {
+    it("refreshes a main agent's skills every turn, keeps them through the turn, and adds no graph step", async () => {
+      let runtime: Awaited<ReturnType<typeof harness.setup>> | undefined;
       const main = model("main", [
         {
           expect: (scripted) => expect(scripted.system).not.toContain("late-notes"),
@@ -266,29 +267,40 @@ export function runFileScopesSuite(saver: SaverKindUnderTest): void {
           expect: (scripted) => expect(scripted.system).toContain("- late-notes: Added later."),
           reply: { toolCalls: [taskCall("scout", "take notes")] },
         },
-        { reply: { text: "ok" } },
+        {
+          // Removed while the child ran, in the middle of this turn: the turn keeps its skills.
+          expect: (scripted) => expect(scripted.system).toContain("- late-notes: Added later."),
+          reply: { text: "ok" },
+        },
+        {
+          // The next turn sees the removal.
+          expect: (scripted) => expect(scripted.system).not.toContain("late-notes"),
+          reply: { text: "third" },
+        },
       ]);
       const scout = model("scout", [
         {
           // Prepared at the child's first model call (default-all skills).
           expect: (scripted) => expect(scripted.system).toContain("- late-notes: Added later."),
+          hold: async () => {
+            expect(await runtime?.skills.remove("late-notes")).toBe(true);
+          },
           reply: { text: "notes taken" },
         },
       ]);
-      const runtime = await harness.setup({ "scripted:main": main, "scripted:scout": scout });
+      runtime = await harness.setup({ "scripted:main": main, "scripted:scout": scout });
       await runtime.agents.create("alice", subagentPayload("scout", "scripted:scout"));
       await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["scout"]));
+      const turn = (input: string) =>
+        runtime?.run({ uid: "alice", agent: "boss", threadId: "t-late", input });
 
-      await runtime.run({ uid: "alice", agent: "boss", threadId: "t-late", input: "hi" });
+      await turn("hi");
       await runtime.skills.installFiles(skillFiles("late-notes", "Added later."));
-      const second = await runtime.run({
-        uid: "alice",
-        agent: "boss",
-        threadId: "t-late",
-        input: "go",
-      });
+      const second = await turn("go");
+      await turn("again");
 
-      // Which graph nodes ran, from the channels their triggers left in the checkpoints.
+      // Which graph nodes ran, from the channels their triggers left in the checkpoints: the
+      // skills are prepared inside the model call, so neither agent has a step for them.
       const channelsOf = async (threadId: string) => {
         const channels = new Set<string>();
         for await (const tuple of runtime.checkpointer.list({
@@ -297,13 +309,15 @@ export function runFileScopesSuite(saver: SaverKindUnderTest): void {
           for (const channel of Object.keys(tuple.checkpoint.channel_versions))
             channels.add(channel);
         }
-        return channels;
+        return [...channels];
       };
-      const refreshStep = "branch:to:FileScope.before_agent";
-      expect(await channelsOf("t-late")).toContain(refreshStep);
-      const child = second.subagentRuns[0]?.child_thread_id ?? "";
+      const child = second?.subagentRuns[0]?.child_thread_id ?? "";
       expect(child).not.toBe("");
-      expect(await channelsOf(child)).not.toContain(refreshStep);
+      for (const thread of ["t-late", child]) {
+        const channels = await channelsOf(thread);
+        expect(channels).toContain("branch:to:model_request");
+        expect(channels.filter((channel) => channel.includes("FileScope"))).toEqual([]);
+      }
       harness.assertScriptsComplete();
     });
 
