@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { HumanMessage } from "@langchain/core/messages";
+import type { Command } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { AgentRecord } from "../agents/schema.js";
 import type { AgentGraph } from "../backends/registry.js";
@@ -15,6 +16,7 @@ import { messageText } from "../util/message-text.js";
 import type { ProcessIdentity } from "../util/process-identity.js";
 import type { AbandonedRuns } from "./abandoned-runs.js";
 import type { GraphStreamChunk, RunResult } from "./events.js";
+import { legacySkillsStepResume } from "./legacy-skills-step.js";
 import { repairCancelledTurn } from "./repair.js";
 import { typedCause } from "./run-failure.js";
 import { RunLease } from "./run-lease.js";
@@ -115,12 +117,13 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     // `subagent_runs: []` is a no-op update, given so that langchain's agent (which starts a run
     // from its previous state merged with the input) does not write the thread's whole record
     // list into every turn's input again: with delta storage that copy would grow each turn.
-    const input =
+    const message =
       request.input === undefined
         ? null
         : { messages: [new HumanMessage(request.input)], subagent_runs: [] };
     // Before anything is written: a refused request leaves no thread and no run record.
-    await checkStartingPoint(graph, configurable, input === null);
+    await checkCheckpoint(configurable);
+    const input = message ?? (await checkStartingPoint(graph, configurable));
     // A thread of this user with its agent bound needs no claim (it would write nothing); one
     // deleted since it was read is caught once the lease is held (`confirm` below).
     if (!existing?.agent_id) await threads.claim(request.uid, threadId, record.id);
@@ -205,14 +208,33 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
   }
 
   /**
-   * A run from a checkpoint needs that checkpoint; a run without input needs something to do
-   * there (a turn that stopped mid-way), else it would silently do nothing.
+   * A run without input needs something to do where it starts (a turn that stopped mid-way, or
+   * the checkpoint it replays from), else it would silently do nothing: what it runs with, `null`
+   * (LangGraph's next steps) or a `Command` for a checkpoint saved before the main agent's skills
+   * step became part of the model call (`legacy-skills-step.ts`).
    */
   async function checkStartingPoint(
     graph: AgentGraph,
     configurable: { thread_id: string; checkpoint_id?: string },
-    withoutInput: boolean,
-  ): Promise<void> {
+  ): Promise<Command | null> {
+    const { thread_id: threadId, checkpoint_id: checkpointId } = configurable;
+    const state = await graph.getState({ configurable });
+    if (state.next.length > 0) return null;
+    const tuple = await saver.getTuple({ configurable: { ...configurable, checkpoint_ns: "" } });
+    const legacy = tuple ? legacySkillsStepResume(tuple.checkpoint) : undefined;
+    if (legacy) return legacy;
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `thread "${threadId}" has nothing to run${checkpointId ? ` from checkpoint "${checkpointId}"` : ""}: its turn is complete, so pass input (a new message), or a checkpoint_id from before the step to replay`,
+      { field: "input" },
+    );
+  }
+
+  /** A run from a checkpoint needs that checkpoint, with or without input. */
+  async function checkCheckpoint(configurable: {
+    thread_id: string;
+    checkpoint_id?: string;
+  }): Promise<void> {
     const { thread_id: threadId, checkpoint_id: checkpointId } = configurable;
     if (
       checkpointId &&
@@ -222,15 +244,6 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
         ErrorCode.NotFound,
         `checkpoint "${checkpointId}" not found in thread "${threadId}": pass a checkpoint id from the thread's history`,
         { field: "checkpointId" },
-      );
-    }
-    if (!withoutInput) return;
-    const state = await graph.getState({ configurable });
-    if (state.next.length === 0) {
-      throw new SubagentGraphError(
-        ErrorCode.Validation,
-        `thread "${threadId}" has nothing to run${checkpointId ? ` from checkpoint "${checkpointId}"` : ""}: its turn is complete, so pass input (a new message), or a checkpoint_id from before the step to replay`,
-        { field: "input" },
       );
     }
   }
@@ -311,8 +324,11 @@ export interface PreparedRun {
   threadId: string;
   runId: string;
   config: RunConfig;
-  /** `null` continues the thread from its checkpoint (no new message). */
-  input: { messages: HumanMessage[]; subagent_runs: unknown[] } | null;
+  /**
+   * `null` continues the thread from its checkpoint (no new message); a `Command` does so from one
+   * saved before the skills step became part of the model call.
+   */
+  input: { messages: HumanMessage[]; subagent_runs: unknown[] } | Command | null;
   /** Frees the thread (in this process and its lease) and records how the run ended. */
   release(status: RunOutcome): Promise<void>;
   startedAt: string;
