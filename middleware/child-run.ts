@@ -31,6 +31,13 @@ export const PREGEL_CHECKPOINTER_KEY = "__pregel_checkpointer";
  */
 export const NEW_INPUT_KEY = "__subagent_graph_new_input";
 
+/**
+ * The config key (under `configurable`) holding the id of the run the runtime started, so
+ * middleware can tell two runs of one turn apart (a replay prepares the skills again, see
+ * `middleware/file-scope.ts`). A LangGraph server sets `run_id` there itself.
+ */
+export const RUN_ID_KEY = "__subagent_graph_run_id";
+
 /** The slice of LangGraph's stream object that child runs write to. */
 interface PregelStreamLike {
   modes: Set<string>;

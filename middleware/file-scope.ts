@@ -4,6 +4,7 @@ import { fileScopeOf, readRunContext, runContextKeysSchema } from "../run-contex
 import type { SkillSummary } from "../sandbox/skills/library.js";
 import { FILE_TOOL_NAMES } from "../sandbox/tools/file-tools.js";
 import { VirtualRoot } from "../sandbox/virtual-paths.js";
+import { RUN_ID_KEY } from "./child-run.js";
 
 /** Turns whose skill list is kept in memory between model calls. */
 const MAX_REMEMBERED_TURNS = 1000;
@@ -29,8 +30,8 @@ export interface FileScopeMiddlewareOptions {
  * the body on demand with `read_file`.
  *
  * No graph step of its own: a turn is told by the user message that started it (the newest
- * human message in the state), so the later model calls of a turn, and a run resuming it, keep
- * the skills its first call prepared. A `beforeAgent` hook would cost every run one more step
+ * human message in the state) and the run, so the later model calls of a run keep the skills its
+ * first call prepared, and a replay or a resume prepares them again. A `beforeAgent` hook would cost every run one more step
  * and checkpoint (a seventh of a run without task calls, bench/README.md).
  */
 export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
@@ -47,7 +48,7 @@ export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
   };
   const skillsFor = async (runtime: RunOf, state: unknown): Promise<SkillSummary[]> => {
     const scope = skillsScopeOf(runtime);
-    const key = JSON.stringify([scope, turnOf(state)]);
+    const key = JSON.stringify([scope, turnOf(state), runOf(runtime)]);
     const known = prepared.get(key);
     if (known) return known;
     const skills = await options.prepareSkills(scope);
@@ -75,6 +76,16 @@ export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
       });
     },
   });
+}
+
+/**
+ * Which run a model call belongs to, when its host says (our runtime, a LangGraph server): a
+ * replay or a resume of a turn prepares the skills again, as a new turn does.
+ */
+function runOf(runtime: RunOf): string {
+  const configurable = runtime.configurable as Record<string, unknown> | undefined;
+  const id = configurable?.[RUN_ID_KEY] ?? configurable?.run_id;
+  return typeof id === "string" ? id : "";
 }
 
 /**

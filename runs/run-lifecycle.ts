@@ -6,7 +6,7 @@ import type { AgentRecord } from "../agents/schema.js";
 import type { AgentGraph } from "../backends/registry.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { AgentGraphs } from "../graphs/agent-graphs.js";
-import { NEW_INPUT_KEY } from "../middleware/child-run.js";
+import { NEW_INPUT_KEY, RUN_ID_KEY } from "../middleware/child-run.js";
 import { addUsage } from "../middleware/run-records.js";
 import type { SubagentRun } from "../middleware/subagent-runs.js";
 import type { MainRunContext } from "../run-context.js";
@@ -109,8 +109,10 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     // The knowledge bases this run may search, fixed now: one the agent names that the user
     // cannot see fails the run here, before anything is written.
     const knowledgeBaseIds = await graphs.knowledgeSnapshot(request.uid, record);
+    const runId = request.runId ?? randomUUID();
     const configurable = {
       thread_id: threadId,
+      [RUN_ID_KEY]: runId,
       ...(request.checkpointId ? { checkpoint_id: request.checkpointId } : {}),
       ...(request.input === undefined ? {} : { [NEW_INPUT_KEY]: true as const }),
     };
@@ -127,7 +129,6 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     // A thread of this user with its agent bound needs no claim (it would write nothing); one
     // deleted since it was read is caught once the lease is held (`confirm` below).
     if (!existing?.agent_id) await threads.claim(request.uid, threadId, record.id);
-    const runId = request.runId ?? randomUUID();
     const controller = new AbortController();
     running.claim({ runId, uid: request.uid, threadId, controller });
     // The caller's signal is forwarded into the run's own controller until the run is released,
@@ -309,7 +310,12 @@ export type RunOutcome = "success" | "error" | "interrupted";
 
 /** The config a run's graph is invoked with (built by {@link RunLifecycle.prepare}). */
 export interface RunConfig {
-  configurable: { thread_id: string; checkpoint_id?: string; [NEW_INPUT_KEY]?: true };
+  configurable: {
+    thread_id: string;
+    checkpoint_id?: string;
+    [NEW_INPUT_KEY]?: true;
+    [RUN_ID_KEY]: string;
+  };
   context: MainRunContext & { thread_id: string };
   signal: AbortSignal;
   runId: string;

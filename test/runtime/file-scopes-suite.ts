@@ -277,6 +277,11 @@ export function runFileScopesSuite(saver: SaverKindUnderTest): void {
           expect: (scripted) => expect(scripted.system).not.toContain("late-notes"),
           reply: { text: "third" },
         },
+        {
+          // A replay of that turn is a run of its own: it sees what is installed now.
+          expect: (scripted) => expect(scripted.system).toContain("- replay-notes: For replays."),
+          reply: { text: "third, replayed" },
+        },
       ]);
       const scout = model("scout", [
         {
@@ -298,6 +303,18 @@ export function runFileScopesSuite(saver: SaverKindUnderTest): void {
       await runtime.skills.installFiles(skillFiles("late-notes", "Added later."));
       const second = await turn("go");
       await turn("again");
+      await runtime.skills.installFiles(skillFiles("replay-notes", "For replays."));
+      const history = await runtime.history("alice", "t-late");
+      const beforeThird = history.find(
+        (checkpoint) => checkpoint.source === "loop" && checkpoint.messages.length === 7,
+      );
+      expect(beforeThird?.messages.at(-1)?.content).toBe("again");
+      const replayed = await runtime.run({
+        uid: "alice",
+        threadId: "t-late",
+        checkpointId: beforeThird?.checkpointId ?? "",
+      });
+      expect(replayed.output).toBe("third, replayed");
 
       // Which graph nodes ran, from the channels their triggers left in the checkpoints: the
       // skills are prepared inside the model call, so neither agent has a step for them.
