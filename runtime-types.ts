@@ -12,6 +12,7 @@ import type { KnowledgeBases } from "./knowledge/service.js";
 import type { RecordedRequest } from "./models/model-request.js";
 import type { FilesApi } from "./runs/files-api.js";
 import type { HealthApi } from "./runs/health.js";
+import type { RunEventLog } from "./runs/run-event-log.js";
 import type { RunApi } from "./runs/run-api.js";
 import type { ThreadsApi } from "./runs/thread-api.js";
 import type { ThreadHistoryApi } from "./runs/thread-history.js";
@@ -191,6 +192,12 @@ export interface Runtime extends RunApi, ThreadHistoryApi {
   readonly checkpointer: BaseCheckpointSaver;
   /** Readiness (store and saver answer) and this process's run metrics (`GET /ready`, `/metrics`). */
   health: HealthApi;
+  /**
+   * Runs' event streams in the shared database, on PostgreSQL only: the HTTP server writes
+   * each run's events there and streams, joins and replays from there the runs of other
+   * processes. Undefined on SQLite (one process; its runs' events stay in its memory).
+   */
+  readonly runEvents: RunEventLog | undefined;
   /**
    * Waits for nothing, closes the store and the saver it opened and the MCP connections (stdio
    * servers' processes end). Idempotent.

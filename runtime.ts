@@ -185,6 +185,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     skills,
     kb: guardMethods(ensureOpen, knowledge.api, KNOWLEDGE_METHODS),
     checkpointer: saver,
+    runEvents: runStore.runEvents,
     catalog: () =>
       readCatalog({
         env,

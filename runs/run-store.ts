@@ -2,10 +2,12 @@ import { randomUUID } from "node:crypto";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { SandboxLayout } from "../sandbox/layout.js";
 import type { Database } from "../store/database.js";
+import { RunEventRepository } from "../store/run-events.js";
 import { RunRepository } from "../store/runs.js";
 import { ThreadRepository } from "../store/threads.js";
 import { currentProcess, type ProcessIdentity } from "../util/process-identity.js";
 import { AbandonedRuns } from "./abandoned-runs.js";
+import { RunEventLog } from "./run-event-log.js";
 import { RunningRuns } from "./running-runs.js";
 import { ThreadDeleter } from "./thread-delete.js";
 
@@ -22,6 +24,11 @@ export interface RunStore {
   runner: ProcessIdentity;
   /** How long a run's hold on its thread lasts without renewal, in ms. */
   threadLeaseMs: number;
+  /**
+   * Runs' events in the shared database, so any process streams any run: on PostgreSQL (a
+   * fleet); undefined on SQLite, whose one process keeps them in memory.
+   */
+  runEvents: RunEventLog | undefined;
 }
 
 /** Where the run store is opened. */
@@ -69,5 +76,12 @@ export async function openRunStore(options: RunStoreOptions): Promise<RunStore> 
     warn,
   });
   if (!options.hosted) await deleter.sweep();
-  return { threads, runRows, abandoned, running, deleter, runner, threadLeaseMs };
+  const runEvents = database.notifications
+    ? new RunEventLog({
+        events: new RunEventRepository(database.db),
+        notifications: database.notifications,
+        warn,
+      })
+    : undefined;
+  return { threads, runRows, abandoned, running, deleter, runner, threadLeaseMs, runEvents };
 }

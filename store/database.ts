@@ -16,6 +16,7 @@ import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { makeDirectorySync } from "../util/make-directory.js";
 import { survivePoolClientErrors } from "../util/pg-client-errors.js";
 import { migrateToLatest } from "./migrations.js";
+import { type Notifications, pgNotifications } from "./pg-notifications.js";
 import type { DatabaseSchema } from "./schema.js";
 import { withSchemaLock } from "./schema-lock.js";
 
@@ -31,6 +32,11 @@ export interface Database {
    * agents or knowledge bases (see `store/stamped-reads.ts`). Synchronous on SQLite.
    */
   changeStamp(): string | Promise<string>;
+  /**
+   * LISTEN/NOTIFY between the processes sharing the database: PostgreSQL only (one SQLite
+   * database serves one process's runs).
+   */
+  readonly notifications?: Notifications;
   /** Closes the connection(s). Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -160,8 +166,16 @@ export async function openPostgresDatabase(
     await db.destroy();
     throw error;
   }
-  return withClose(db, "postgres", async () =>
-    stampOf((await sql<CounterRow>`${sql.raw(COUNTERS_SQL)}`.execute(db)).rows),
+  const notifications = pgNotifications(
+    pool,
+    (message) => console.warn(`[subagent-graph] PostgreSQL database "${shown}": ${message}`),
+    (error) => scrub(error instanceof Error ? error.message : String(error)),
+  );
+  return withClose(
+    db,
+    "postgres",
+    async () => stampOf((await sql<CounterRow>`${sql.raw(COUNTERS_SQL)}`.execute(db)).rows),
+    notifications,
   );
 }
 
@@ -270,14 +284,19 @@ function withClose(
   db: Kysely<DatabaseSchema>,
   dialect: DialectName,
   changeStamp: () => string | Promise<string>,
+  notifications?: Notifications,
 ): Database {
   let closing: Promise<void> | undefined;
   return {
     db,
     dialect,
     changeStamp,
+    ...(notifications ? { notifications } : {}),
     close: () => {
-      closing ??= db.destroy();
+      closing ??= (async () => {
+        await notifications?.close();
+        await db.destroy();
+      })();
       return closing;
     },
   };

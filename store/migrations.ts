@@ -371,6 +371,31 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0011_run_events",
+    migration: {
+      // The events of runs, so any process can stream or replay any run (`runs/run-event-log.ts`):
+      // written in batches by the process running it, read by `seq`; a run's end is a row too.
+      // Kept while the run is recent (pruned by the run's end), deleted with its thread.
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .createTable("run_events")
+          .addColumn("run_id", "text", (col) => col.notNull())
+          .addColumn("seq", "integer", (col) => col.notNull())
+          .addColumn("thread_id", "text", (col) => col.notNull())
+          .addColumn("event", "text", (col) => col.notNull())
+          .addColumn("data", "text", (col) => col.notNull())
+          .addColumn("created_at", "text", (col) => col.notNull())
+          .addPrimaryKeyConstraint("run_events_pk", ["run_id", "seq"])
+          .execute();
+        await db.schema
+          .createIndex("run_events_thread_id")
+          .on("run_events")
+          .column("thread_id")
+          .execute();
+      },
+    },
+  },
 ];
 
 /** True when `db` runs on PostgreSQL (the one place migrations need to know). */

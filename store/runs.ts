@@ -251,9 +251,10 @@ export class RunRepository {
     return rows.slice(offset, offset + (options.limit ?? rows.length));
   }
 
-  /** Deletes every run row of `threadId` (its thread is being deleted). */
+  /** Deletes every run row of `threadId`, and the runs' events (its thread is being deleted). */
   async deleteForThread(threadId: string): Promise<void> {
     if (hasNul(threadId)) return;
+    await this.#db.deleteFrom("run_events").where("thread_id", "=", threadId).execute();
     await this.#db.deleteFrom("runs").where("thread_id", "=", threadId).execute();
   }
 

@@ -228,6 +228,23 @@ export interface DatabaseSchema {
   kb_chunks: KbChunksTable;
   kb_chunk_vectors: KbChunkVectorsTable;
   change_counters: ChangeCountersTable;
+  run_events: RunEventsTable;
+}
+
+/**
+ * One row of `run_events` (migration 0011): one event of a run's stream as the API sends it, or
+ * the marker of the run's end that the log writes last (`store/run-events.ts`).
+ */
+export interface RunEventsTable {
+  run_id: string;
+  /** The event's id in the run's stream (SSE `id`), from 0. */
+  seq: number;
+  thread_id: string;
+  event: string;
+  /** JSON text of the event's data. */
+  data: string;
+  /** ISO-8601, UTC. */
+  created_at: string;
 }
 
 /** One row per counted table (migration 0010): how many writing statements (PostgreSQL) or written rows (SQLite) it has seen. */

@@ -7,6 +7,7 @@ import type { Runtime } from "../../runtime.js";
 import { parseRunCreate, type RunCreateBody, runCreateSchema } from "../protocol/run-create.js";
 import { sseFrame, startSse } from "../protocol/sse.js";
 import type { WireStreamMode } from "../protocol/translate.js";
+import { RemoteRuns } from "../runs/remote-runs.js";
 import type { ManagedRun, RunRegistry } from "../runs/run-registry.js";
 import { errorResponses, runSchema } from "../schemas.js";
 import { newThreadId, type ThreadRef, unscopeText } from "../thread-scope.js";
@@ -20,6 +21,8 @@ const isSet = (value: string | undefined) => value === "1" || value === "true";
 /** `/threads/:id/runs…`: background, waited and streamed runs, joins and cancels. */
 export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegistry): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
+  // Runs of other processes stream from the shared event log (PostgreSQL only).
+  const remote = runtime.runEvents ? new RemoteRuns(runtime, runtime.runEvents) : undefined;
 
   /**
    * Starts a run on a thread of the caller (created first with `if_not_exists: "create"`, under
@@ -241,12 +244,13 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
         querystring: z.looseObject({ cancel_on_disconnect: flag }),
       },
     },
-    async (request, reply) =>
-      waitFor(
-        reply,
-        findRun(request.uid, request.params),
-        isSet(request.query.cancel_on_disconnect),
-      ),
+    async (request, reply) => {
+      const cancelOnDisconnect = isSet(request.query.cancel_on_disconnect);
+      const local = runs.get(request.uid, request.params.thread_id, request.params.run_id);
+      if (local) return waitFor(reply, local, cancelOnDisconnect);
+      const row = await remoteRun(request.uid, request.params);
+      return remote?.join(request, reply, row, cancelOnDisconnect);
+    },
   );
 
   routes.get(
@@ -261,11 +265,14 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
       },
     },
     async (request, reply) => {
-      const run = findRun(request.uid, request.params);
       const header = request.headers["last-event-id"];
       const after =
         typeof header === "string" && /^-?\d+$/.test(header.trim()) ? Number(header) : -1;
-      streamRun(request, reply, run, after, isSet(request.query.cancel_on_disconnect));
+      const cancelOnDisconnect = isSet(request.query.cancel_on_disconnect);
+      const local = runs.get(request.uid, request.params.thread_id, request.params.run_id);
+      if (local) return streamRun(request, reply, local, after, cancelOnDisconnect);
+      const row = await remoteRun(request.uid, request.params);
+      await remote?.stream(request, reply, row, after, cancelOnDisconnect);
     },
   );
 
@@ -285,17 +292,20 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     }
   }
 
-  function findRun(uid: string, params: { thread_id: string; run_id: string }): ManagedRun {
-    const run = runs.get(uid, params.thread_id, params.run_id);
-    if (!run) throw runNotFound(params);
-    return run;
+  /**
+   * The record of a run this process does not have, to stream from the shared event log: on
+   * SQLite (one process) there is none, so such a run is not found.
+   */
+  async function remoteRun(uid: string, params: { thread_id: string; run_id: string }) {
+    if (!remote) throw runNotFound(params, "its events are kept by the process that ran it");
+    return storedRun(uid, params);
   }
 }
 
-function runNotFound(params: { thread_id: string; run_id: string }) {
+function runNotFound(params: { thread_id: string; run_id: string }, why?: string) {
   return new SubagentGraphError(
     ErrorCode.NotFound,
-    `run "${params.run_id}" not found on thread "${params.thread_id}" (joining a run's events works on the process that runs it)`,
+    `run "${params.run_id}" not found on thread "${params.thread_id}"${why ? ` (${why}, and this one restarted or never ran it)` : ""}: list the thread's runs for their ids`,
     { field: "run_id" },
   );
 }

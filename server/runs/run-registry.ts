@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
+import type { RunEventWriter } from "../../runs/run-event-log.js";
 import type { GraphStreamMode, RawRunItem, Runtime } from "../../runtime.js";
 import { serializeSnapshot } from "../protocol/serialize.js";
 import type { RunStreamEvent } from "../protocol/sse.js";
@@ -54,6 +55,8 @@ export class ManagedRun {
   private nextId = 0;
   private readonly listeners = new Set<Listener>();
   private finish!: () => void;
+  /** Where its events also go so other processes can stream it (on PostgreSQL). */
+  log: RunEventWriter | undefined;
 
   constructor(readonly options: RunOptions) {
     this.runId = randomUUID();
@@ -101,6 +104,7 @@ export class ManagedRun {
 
   emit(event: string, data: unknown): void {
     const entry = { id: this.nextId++, event, data };
+    this.log?.push(entry.id, event, data);
     this.events.push(entry);
     if (this.events.length > MAX_EVENTS_PER_RUN) this.events.shift();
     for (const listener of this.listeners) listener(entry);
@@ -111,7 +115,9 @@ export class ManagedRun {
     this.updatedAt = new Date().toISOString();
     for (const listener of this.listeners) listener("end");
     this.listeners.clear();
-    this.finish();
+    // Done once the log is closed too, so a process shutting down waits for its end marker.
+    if (this.log) void this.log.end().then(this.finish, this.finish);
+    else this.finish();
   }
 }
 
@@ -127,6 +133,7 @@ export class RunRegistry {
    */
   async start(options: RunOptions): Promise<ManagedRun> {
     const run = new ManagedRun(options);
+    run.log = this.runtime.runEvents?.writer(run.runId, options.threadId);
     const graphModes = [...new Set(options.streamModes.map((mode) => WIRE_STREAM_MODES[mode]))];
     // Values are always read: the final state is every run's result (wait, join, useStream).
     if (!graphModes.includes("values")) graphModes.push("values");

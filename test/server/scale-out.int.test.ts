@@ -1,58 +1,17 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { createRuntime } from "../../runtime.js";
 import { type FakeOpenAIServer, startFakeOpenAIServer } from "../support/fake-openai-server.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
+import {
+  cleanEnv,
+  type ServerProcess as Server,
+  startServerProcess as startServer,
+} from "../support/server-process.js";
 import { until } from "../support/until.js";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-
-interface Server {
-  child: ChildProcess;
-  base: () => string;
-  output: () => string;
-  exited: Promise<unknown>;
-}
-
-function startServer(dataDir: string, env: NodeJS.ProcessEnv): Server {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", "--no-console", "--data", dataDir],
-    { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += String(chunk);
-  });
-  child.stderr?.on("data", (chunk) => {
-    output += String(chunk);
-  });
-  const exited = new Promise((resolve) => child.on("exit", resolve));
-  return {
-    child,
-    base: () => /serving on (http:\/\/\S+)/.exec(output)?.[1] ?? "",
-    output: () => output,
-    exited,
-  };
-}
-
-function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) =>
-        !key.startsWith("OPENAI_") &&
-        !key.startsWith("SUBAGENT_") &&
-        key !== "DATABASE_URL" &&
-        key !== "PORT",
-    ),
-  );
-  return { ...env, ...extra };
-}
 
 /**
  * Two real server processes on one PostgreSQL database: a thread made on one runs on the

@@ -31,6 +31,7 @@ describe("openSqliteDatabase", () => {
       "0008_knowledge_bases",
       "0009_knowledge_vectors",
       "0010_change_counters",
+      "0011_run_events",
     ]);
   });
 
@@ -85,6 +86,7 @@ describe("openSqliteDatabase", () => {
         "0008_knowledge_bases",
         "0009_knowledge_vectors",
         "0010_change_counters",
+        "0011_run_events",
       ]);
     } finally {
       await second.close();

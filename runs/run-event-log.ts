@@ -1,0 +1,276 @@
+/**
+ * Runs' event streams through the shared PostgreSQL database, so that any process of a fleet can
+ * stream, join or replay any run, whichever process runs it (no sticky sessions).
+ *
+ * The process running a run writes its events to `run_events` in small batches
+ * ({@link RunEventWriter}) and announces each batch with a NOTIFY carrying only the run id and
+ * the last event's number; a follower in any process ({@link RunEventLog.follow}) listens, and
+ * on each announcement reads the rows after the last one it sent. A timer reads too, so a lost
+ * announcement (the listening connection broke) delays events by at most
+ * {@link FOLLOW_POLL_MS}. The log ends with a marker row written when the run is over; a run
+ * whose process died before writing it ends for its followers once its record says it is over
+ * and nothing more has come for {@link QUIET_END_MS}.
+ */
+
+import { MISSED_NOTIFICATIONS, type Notifications } from "../store/pg-notifications.js";
+import {
+  RUN_END_EVENT,
+  type RunEventRepository,
+  type StoredRunEvent,
+} from "../store/run-events.js";
+
+/** One event of a run's stream (the SSE `id`, `event` and `data`). */
+export interface LoggedRunEvent {
+  id: number;
+  event: string;
+  data: unknown;
+}
+
+/** The channel every process listens on; payloads are `<run id>:<last seq>`. */
+export const RUN_EVENTS_CHANNEL = "subagent_graph_run_events";
+
+/** A batch waits this long for more events before it is written. */
+const FLUSH_AFTER_MS = 10;
+/** A batch this large is written at once. */
+const FLUSH_AT_EVENTS = 200;
+/** Rows a follower reads per query. */
+const READ_PAGE = 500;
+/** A follower reads at least this often, announcement or not. */
+const FOLLOW_POLL_MS = 1000;
+/**
+ * A run that is over in its record but wrote no end marker (its process died at the end) ends
+ * for its followers after this long without a new event.
+ */
+const QUIET_END_MS = 5000;
+/** A failed batch is written again after this long (it is kept meanwhile). */
+const RETRY_AFTER_MS = 250;
+
+/** What {@link RunEventLog} works with. */
+export interface RunEventLogOptions {
+  events: RunEventRepository;
+  notifications: Notifications;
+  warn(message: string): void;
+  /** Events kept per run; beyond it the oldest are deleted. Default 20,000. */
+  maxEventsPerRun?: number;
+  /** How long a finished run's events stay for replays. Default one hour. */
+  retentionMs?: number;
+}
+
+/** How a follow ended: the run's end marker, or the run is over without one. */
+export type FollowEnd = "end" | "over";
+
+/** A follow in progress (see {@link RunEventLog.follow}). */
+export interface RunEventFollow {
+  /** Stops following; `done` then never settles. */
+  stop(): void;
+  /** Settles once every event of the run has been handed over. */
+  done: Promise<FollowEnd>;
+}
+
+/** Runs' events in the shared database: written by the run's process, followed from any. */
+export class RunEventLog {
+  readonly #options: RunEventLogOptions;
+  #lastPrune = 0;
+
+  constructor(options: RunEventLogOptions) {
+    this.#options = options;
+  }
+
+  /** A writer for the events of `runId` (one per run, in the process running it). */
+  writer(runId: string, threadId: string): RunEventWriter {
+    return new RunEventWriter(runId, threadId, this.#options, () => this.#pruneNowAndThen());
+  }
+
+  /** Whether some process has written events of `runId`. */
+  has(runId: string): Promise<boolean> {
+    return this.#options.events.has(runId);
+  }
+
+  /** Deletes the events of every run of `threadId` (its thread is being deleted). */
+  deleteForThread(threadId: string): Promise<void> {
+    return this.#options.events.deleteForThread(threadId);
+  }
+
+  /**
+   * Hands `sink` every event of `runId` after `afterId` (-1: from the first) as it is written,
+   * until the run's end. `isOver` says whether the run's record shows it over (checked when no
+   * event came for a while): a run without an end marker (its process died) ends then.
+   */
+  async follow(
+    runId: string,
+    afterId: number,
+    sink: (event: LoggedRunEvent) => void,
+    isOver: () => Promise<boolean>,
+  ): Promise<RunEventFollow> {
+    const { events, notifications, warn } = this.#options;
+    let last = afterId;
+    let stopped = false;
+    let reading = false;
+    let readAgain = false;
+    let lastEventAt = Date.now();
+    let settle!: (end: FollowEnd) => void;
+    const done = new Promise<FollowEnd>((resolve) => {
+      settle = resolve;
+    });
+    const finish = (end: FollowEnd) => {
+      if (stopped) return;
+      stop();
+      settle(end);
+    };
+    const read = async () => {
+      if (stopped) return;
+      if (reading) {
+        readAgain = true;
+        return;
+      }
+      reading = true;
+      try {
+        for (;;) {
+          readAgain = false;
+          const rows = await events.after(runId, last, READ_PAGE);
+          for (const row of rows) {
+            if (stopped) return;
+            if (row.event === RUN_END_EVENT) return finish("end");
+            last = row.seq;
+            lastEventAt = Date.now();
+            sink({ id: row.seq, event: row.event, data: JSON.parse(row.data) });
+          }
+          if (rows.length < READ_PAGE && !readAgain) break;
+        }
+        if (Date.now() - lastEventAt >= QUIET_END_MS && (await isOver())) {
+          // One last read: events written between the read above and the check.
+          const rest = await events.after(runId, last, READ_PAGE);
+          if (rest.length === 0) return finish("over");
+          readAgain = true;
+        }
+      } catch (error) {
+        warn(`reading the events of run ${runId} failed, trying again: ${messageOf(error)}`);
+      } finally {
+        reading = false;
+      }
+      if (readAgain && !stopped) void read();
+    };
+    const prefix = `${runId}:`;
+    const unlisten = await notifications.listen(RUN_EVENTS_CHANNEL, (payload) => {
+      if (payload === MISSED_NOTIFICATIONS || payload.startsWith(prefix)) void read();
+    });
+    const timer = setInterval(() => void read(), FOLLOW_POLL_MS);
+    timer.unref();
+    function stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      unlisten();
+    }
+    void read();
+    return { stop, done };
+  }
+
+  /** Deletes the events of runs over for longer than the retention, at most once a minute. */
+  #pruneNowAndThen(): void {
+    const now = Date.now();
+    if (now - this.#lastPrune < 60_000) return;
+    this.#lastPrune = now;
+    const cutoff = new Date(now - (this.#options.retentionMs ?? 3_600_000)).toISOString();
+    this.#options.events.prune(cutoff).catch((error: unknown) => {
+      this.#options.warn(`pruning old run events failed: ${messageOf(error)}`);
+    });
+  }
+}
+
+/**
+ * The events of one run, written to the log as they come: batched for {@link FLUSH_AFTER_MS},
+ * in order, each batch announced once written. A batch that fails is kept and written again.
+ */
+export class RunEventWriter {
+  #pending: StoredRunEvent[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #chain: Promise<void> = Promise.resolve();
+  #lastSeq = -1;
+  #failed = false;
+  #ended = false;
+  #trimmedThrough = -1;
+
+  constructor(
+    private readonly runId: string,
+    private readonly threadId: string,
+    private readonly options: RunEventLogOptions,
+    private readonly onEnd: () => void,
+  ) {}
+
+  /** Adds event `id` (ids come in order, from 0) to the next batch. */
+  push(id: number, event: string, data: unknown): void {
+    if (this.#ended) return;
+    this.#lastSeq = id;
+    this.#pending.push({ seq: id, event, data: JSON.stringify(data ?? null) });
+    if (this.#pending.length >= FLUSH_AT_EVENTS) this.#flushSoon(0);
+    else this.#flushSoon(FLUSH_AFTER_MS);
+  }
+
+  /** Writes what is pending and the end marker; resolves once they are in the log (or given up). */
+  async end(): Promise<void> {
+    if (this.#ended) return this.#chain;
+    this.#ended = true;
+    this.#pending.push({ seq: this.#lastSeq + 1, event: RUN_END_EVENT, data: "null" });
+    // A database that keeps failing gives up after about five seconds: followers then end the
+    // run by its record (see `RunEventLog.follow`).
+    for (let attempt = 0; attempt < 20 && this.#pending.length > 0; attempt += 1) {
+      if (attempt > 0) await delay(RETRY_AFTER_MS);
+      await this.#flushNow();
+    }
+    this.onEnd();
+  }
+
+  #flushSoon(afterMs: number): void {
+    if (this.#timer && afterMs > 0) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#flushNow(), afterMs);
+  }
+
+  #flushNow(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#chain = this.#chain.then(() => this.#flush());
+    return this.#chain;
+  }
+
+  async #flush(): Promise<void> {
+    const batch = this.#pending;
+    if (batch.length === 0) return;
+    this.#pending = [];
+    const { events, notifications, warn } = this.options;
+    const last = batch.at(-1)?.seq ?? 0;
+    try {
+      await events.append(this.runId, this.threadId, batch);
+    } catch (error) {
+      this.#pending = [...batch, ...this.#pending];
+      if (!this.#failed) {
+        warn(`writing the events of run ${this.runId} failed, trying again: ${messageOf(error)}`);
+      }
+      this.#failed = true;
+      if (!this.#ended) this.#flushSoon(RETRY_AFTER_MS);
+      return;
+    }
+    this.#failed = false;
+    const max = this.options.maxEventsPerRun ?? 20_000;
+    try {
+      await notifications.notify(RUN_EVENTS_CHANNEL, `${this.runId}:${last}`);
+      // Past its bound, the run's oldest events go, a batch's worth at a time.
+      if (last - max >= this.#trimmedThrough + FLUSH_AT_EVENTS) {
+        await events.trim(this.runId, last - max);
+        this.#trimmedThrough = last - max;
+      }
+    } catch (error) {
+      // Followers read on their timer anyway; the bound is kept at the next batch.
+      warn(`announcing the events of run ${this.runId} failed: ${messageOf(error)}`);
+    }
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

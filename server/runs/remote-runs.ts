@@ -1,0 +1,105 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { LoggedRunEvent, RunEventFollow, RunEventLog } from "../../runs/run-event-log.js";
+import type { RunInfo } from "../../runs/run-info.js";
+import type { Runtime } from "../../runtime.js";
+import { serializeSnapshot } from "../protocol/serialize.js";
+import { sseFrame, startSse } from "../protocol/sse.js";
+import { unscopeText } from "../thread-scope.js";
+
+/**
+ * Streams and joins of runs that another process runs (or ran), read from the shared event log
+ * (`runs/run-event-log.ts`): what `ManagedRun` gives for the runs of this process.
+ */
+export class RemoteRuns {
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly log: RunEventLog,
+  ) {}
+
+  /**
+   * Streams `run`'s events after `afterId` (-1: all) as SSE until its end; a client that leaves
+   * with `cancelOnDisconnect` cancels it (through its record, which its process polls).
+   */
+  async stream(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    run: RunInfo,
+    afterId: number,
+    cancelOnDisconnect: boolean,
+  ): Promise<void> {
+    const shown = (text: string) => unscopeText(request.uid, text);
+    const headers: Record<string, string> = {
+      "content-location": shown(`/threads/${run.thread_id}/runs/${run.run_id}`),
+    };
+    reply.hijack();
+    const response = reply.raw;
+    startSse(response, headers);
+    let follow: RunEventFollow;
+    try {
+      follow = await this.follow(request.uid, run, afterId, (event) => {
+        response.write(shown(sseFrame(event)));
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      response.end(
+        sseFrame({
+          id: afterId + 1,
+          event: "error",
+          data: { error: "INTERNAL", message: `the run's events cannot be read: ${message}` },
+        }),
+      );
+      return;
+    }
+    const leave = () => {
+      follow.stop();
+      if (!response.writableFinished && cancelOnDisconnect) {
+        request.log.info({ runId: run.run_id }, "client disconnected: cancelling the run");
+        void this.runtime.cancel(request.uid, run.run_id).catch(() => undefined);
+      }
+    };
+    if (response.destroyed) return leave();
+    void follow.done.then(() => response.end());
+    response.on("close", leave);
+  }
+
+  /**
+   * Waits for `run` to end and answers with the thread's values then, or the API's
+   * `{ __error__ }` (status 200) if it failed.
+   */
+  async join(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    run: RunInfo,
+    cancelOnDisconnect: boolean,
+  ): Promise<unknown> {
+    let error: unknown;
+    const follow = await this.follow(request.uid, run, -1, (event) => {
+      if (event.event === "error") error = event.data;
+    });
+    const onClose = () => {
+      if (reply.raw.writableFinished) return;
+      follow.stop();
+      if (cancelOnDisconnect) void this.runtime.cancel(request.uid, run.run_id).catch(() => null);
+    };
+    reply.raw.on("close", onClose);
+    await follow.done;
+    reply.raw.off("close", onClose);
+    if (error !== undefined) return { __error__: error };
+    const snapshot = await this.runtime.threads.state(request.uid, run.thread_id);
+    return snapshot ? serializeSnapshot(snapshot, run.thread_id).values : {};
+  }
+
+  /** Follows `run`'s log; a run already over whose log is gone (pruned) ends at once. */
+  private async follow(
+    uid: string,
+    run: RunInfo,
+    afterId: number,
+    sink: (event: LoggedRunEvent) => void,
+  ): Promise<RunEventFollow> {
+    const isOver = async () => (await this.runtime.runInfo(uid, run.run_id))?.status !== "running";
+    if (run.status !== "running" && !(await this.log.has(run.run_id))) {
+      return { stop: () => undefined, done: Promise.resolve("over") };
+    }
+    return this.log.follow(run.run_id, afterId, sink, isOver);
+  }
+}
