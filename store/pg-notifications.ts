@@ -29,6 +29,15 @@ export interface Notifications {
   close(): Promise<void>;
 }
 
+/**
+ * What {@link pgNotifications} needs of a `pg.Pool`, spelled out so that the package's
+ * declarations do not name `pg` (a consumer need not install its types).
+ */
+export interface NotifyingPool {
+  readonly options: object;
+  query(text: string, values: unknown[]): Promise<unknown>;
+}
+
 /** Delays between attempts to listen again after the connection broke. */
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5000;
@@ -40,7 +49,7 @@ const RECONNECT_MAX_MS = 5000;
  * @param describe turns a driver error into a message with no secret in it
  */
 export function pgNotifications(
-  pool: pg.Pool,
+  pool: NotifyingPool,
   warn: (message: string) => void,
   describe: (error: unknown) => string,
 ): Notifications {
@@ -93,7 +102,7 @@ export function pgNotifications(
 
   const connect = (): Promise<pg.Client> => {
     connecting ??= (async () => {
-      const fresh = new pg.Client(pool.options);
+      const fresh = new pg.Client(pool.options as pg.ClientConfig);
       fresh.on("error", (error) => broken(error));
       fresh.on("end", () => broken(new Error("the connection ended")));
       fresh.on("notification", (message) => dispatch(message.channel, message.payload ?? ""));
