@@ -119,6 +119,11 @@ export const ErrorCode = {
    * an error); the message names the model and the endpoint, never the key.
    */
   EmbeddingFailed: "EMBEDDING_FAILED",
+  /**
+   * A queued run stopped in this process because another worker has it now (it was handed back
+   * at a shutdown, or taken over after this worker stalled); it goes on there.
+   */
+  RunSuperseded: "RUN_SUPERSEDED",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -12,6 +12,7 @@ import type { KnowledgeBases } from "./knowledge/service.js";
 import type { RecordedRequest } from "./models/model-request.js";
 import type { FilesApi } from "./runs/files-api.js";
 import type { HealthApi } from "./runs/health.js";
+import type { Fleet } from "./runs/fleet.js";
 import type { RunEventLog } from "./runs/run-event-log.js";
 import type { RunApi } from "./runs/run-api.js";
 import type { ThreadsApi } from "./runs/thread-api.js";
@@ -198,6 +199,11 @@ export interface Runtime extends RunApi, ThreadHistoryApi {
    * processes. Undefined on SQLite (one process; its runs' events stay in its memory).
    */
   readonly runEvents: RunEventLog | undefined;
+  /**
+   * Queued runs shared by a fleet, on PostgreSQL only: the HTTP server queues its runs here and
+   * its worker loop claims them (`--role`). Undefined on SQLite.
+   */
+  readonly fleet: Fleet | undefined;
   /**
    * Waits for nothing, closes the store and the saver it opened and the MCP connections (stdio
    * servers' processes end). Idempotent.

@@ -167,6 +167,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       abandoned,
       checkThread,
       metrics: runMetrics,
+      queue: runStore.fleet?.queue,
     }),
     health: createHealthApi({ database, saver, running, metrics: runMetrics }),
     ...createThreadHistoryApi({ ensureOpen, threads, saver, checkThread }),
@@ -186,6 +187,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     kb: guardMethods(ensureOpen, knowledge.api, KNOWLEDGE_METHODS),
     checkpointer: saver,
     runEvents: runStore.runEvents,
+    fleet: runStore.fleet,
     catalog: () =>
       readCatalog({
         env,

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { DEMO_UID } from "../agents/demo.js";
+import { SERVER_ROLES, type ServerRole } from "../server/roles.js";
 
 /** How the command line names itself: the installed bin, and the same in a clone. */
 const BIN = "subagent-graph";
@@ -37,8 +38,15 @@ const COMMAND_DOCS: readonly CommandDoc[] = [
         ],
       },
     ],
-    options: ["data", "port", "host", "no-console"],
-    examples: ["serve", "serve --port 9000 --no-console"],
+    options: ["data", "port", "host", "no-console", "role", "workers"],
+    notes: [
+      "On PostgreSQL (DATABASE_URL) every process of a fleet shares one queue of",
+      "runs: --role api answers requests and queues runs, --role worker claims",
+      "and runs them (serving /ok, /ready and /metrics only), --role all (the",
+      "default) both. SIGTERM drains: no new claims, running runs finish within",
+      "SUBAGENT_DRAIN_MS (default 30000) or go back to the queue.",
+    ],
+    examples: ["serve", "serve --port 9000 --no-console", "serve --role worker --workers 20"],
   },
   {
     name: "studio",
@@ -294,6 +302,14 @@ const OPTION_DOCS: Readonly<Record<OptionName, { flag: string; about: string }>>
     flag: "--no-console",
     about: "serve: the API only (no web console, nothing built).",
   },
+  role: {
+    flag: "--role <all|api|worker>",
+    about: "serve: what this process does in a fleet (default $SUBAGENT_ROLE, else all).",
+  },
+  workers: {
+    flag: "--workers <n>",
+    about: "serve: queued runs this process runs at once (default $SUBAGENT_WORKERS, else 10).",
+  },
   name: { flag: "--name <text>", about: "users add: the user's display name (default: the uid)." },
   label: {
     flag: "--label <text>",
@@ -443,7 +459,15 @@ export type Command =
   | { name: "agents-show"; store: StoreOptions; slug: string }
   | { name: "threads-list"; store: StoreOptions }
   | { name: "demo"; store: StoreOptions }
-  | { name: "serve"; store: StoreOptions; host: string; port: number; console: boolean }
+  | {
+      name: "serve";
+      store: StoreOptions;
+      host: string;
+      port: number;
+      console: boolean;
+      role: ServerRole;
+      workers: number;
+    }
   | { name: "studio"; store: StoreOptions; host: string; port: number }
   | { name: "skills-list"; store: StoreOptions }
   | { name: "skills-add"; store: StoreOptions; folder: string; replace: boolean }
@@ -497,6 +521,8 @@ const OPTIONS = {
   name: { type: "string" },
   label: { type: "string" },
   "no-console": { type: "boolean" },
+  role: { type: "string" },
+  workers: { type: "string" },
   description: { type: "string" },
   "embedding-model": { type: "string" },
   "embedding-dimensions": { type: "string" },
@@ -517,6 +543,8 @@ const OPTION_COMMANDS: Record<
   | "port"
   | "host"
   | "no-console"
+  | "role"
+  | "workers"
   | "description"
   | "embedding-model"
   | "embedding-dimensions"
@@ -541,6 +569,8 @@ const OPTION_COMMANDS: Record<
   port: ["serve", "studio"],
   host: ["serve", "studio"],
   "no-console": ["serve"],
+  role: ["serve"],
+  workers: ["serve"],
 };
 
 /**
@@ -597,6 +627,10 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
         host: nonEmpty(values.host, "--host") ?? "127.0.0.1",
         port: portOf(nonEmpty(values.port, "--port") ?? (env.PORT?.trim() || "8787")),
         console: values["no-console"] !== true,
+        role: roleOf(nonEmpty(values.role, "--role") ?? (env.SUBAGENT_ROLE?.trim() || "all")),
+        workers: workersOf(
+          nonEmpty(values.workers, "--workers") ?? (env.SUBAGENT_WORKERS?.trim() || "10"),
+        ),
       };
     case "studio":
       noMoreArguments(name, rest);
@@ -977,4 +1011,23 @@ function noMoreArguments(command: string, extra: readonly string[]): void {
       `"${command}" takes no further arguments, got ${extra.map((a) => `"${a}"`).join(" ")}`,
     );
   }
+}
+
+/** @throws UsageError unless `text` is a role of `serve` */
+function roleOf(text: string): ServerRole {
+  if (!(SERVER_ROLES as readonly string[]).includes(text)) {
+    throw new UsageError(`--role: "${text}" is not a role: use one of ${SERVER_ROLES.join(", ")}`);
+  }
+  return text as ServerRole;
+}
+
+/** @throws UsageError unless `text` is a whole number from 1 to 1000 */
+function workersOf(text: string): number {
+  const workers = Number(text);
+  if (!/^\d+$/.test(text) || workers < 1 || workers > 1000) {
+    throw new UsageError(
+      `--workers: "${text}" is not a number of runs at once: use a whole number from 1 to 1000`,
+    );
+  }
+  return workers;
 }

@@ -1,6 +1,7 @@
 import { DEMO_UID, seedDemo } from "../agents/demo.js";
 import { createRuntime } from "../runtime.js";
 import { createServer } from "../server/app.js";
+import type { ServerRole } from "../server/roles.js";
 import { hasBuiltConsole } from "../server/console.js";
 import { buildConsole, CONSOLE_DIST_DIR, consoleIsStale } from "../server/console-build.js";
 import type { StoreOptions } from "./args.js";
@@ -16,7 +17,14 @@ export interface ServeOptions {
   port: number;
   /** Serve the web console at `/` (built first when missing or stale). */
   console: boolean;
+  /** What this process does in a fleet on PostgreSQL (`--role`). */
+  role: ServerRole;
+  /** Queued runs this process runs at once (`--workers`). */
+  workers: number;
 }
+
+/** How long a draining worker waits for its runs before it gives them back to the queue. */
+const DEFAULT_DRAIN_MS = 30_000;
 
 /**
  * The `serve` command (`npm start`): the HTTP API on `host:port` over the data dir. On the first
@@ -37,13 +45,22 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
     const token = firstStart
       ? (await runtime.users.issueToken(DEMO_UID, { label: "first start" })).token
       : undefined;
-    const consoleDir = options.console ? await prepareConsole(io) : undefined;
+    const consoleDir =
+      options.console && options.role !== "worker" ? await prepareConsole(io) : undefined;
     server = await createServer(runtime, {
       logger: { level: io.env.LOG_LEVEL ?? "warn" },
       ...(consoleDir ? { consoleDir } : {}),
+      role: options.role,
+      workers: options.workers,
     });
     const address = await server.app.listen({ host: options.host, port: options.port });
     say(io, `subagent-graph serving on ${address} (data: ${options.store.dataDir})`);
+    if (runtime.fleet) {
+      say(
+        io,
+        `fleet on PostgreSQL: role ${options.role}${server.worker ? `, ${options.workers} queued runs at once` : ""}`,
+      );
+    }
     if (consoleDir) say(io, `web console: ${address}/`);
     say(io, `API docs: ${address}/openapi.json`);
     if (seeded.length > 0) {
@@ -76,6 +93,14 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
         process.exit(130);
       }
       stopping = true;
+      const worker = running.worker;
+      if (worker) {
+        const drainMs = Number(io.env.SUBAGENT_DRAIN_MS?.trim()) || DEFAULT_DRAIN_MS;
+        io.stderr.write(
+          `\n${signal}: draining (no new claims; ${worker.active} queued runs get ${drainMs} ms to finish, then go back to the queue)\n`,
+        );
+        await worker.drain(drainMs);
+      }
       io.stderr.write(
         `\n${signal}: shutting down (no new requests; running runs are cancelled cleanly)\n`,
       );

@@ -33,6 +33,11 @@ export interface AbandonedRunsOptions {
   /** Length of the short lease a process takes on a thread while it records a dead run there. */
   leaseMs: number;
   warn(message: string): void;
+  /**
+   * Puts a queued run (one with a `request`) whose worker died back in the queue, for another
+   * worker to resume (`store/run-queue.ts`); without it such a run is recorded interrupted too.
+   */
+  requeue?: (row: RunRow, reason: string) => Promise<void>;
 }
 
 /** What the next step is for whoever reads an interrupted run's reason. */
@@ -114,6 +119,8 @@ export class AbandonedRuns {
    */
   private async reclaim(row: RunRow): Promise<boolean> {
     const { runs } = this.options;
+    // A live process's run needs no lease read (sweeps look at every running run).
+    if (this.livenessOf(row) === "alive") return false;
     if (!this.deathOf(row, await runs.lease(row.thread_id))) return false;
     const reclaimer = `reclaim:${randomUUID()}`;
     if (!(await this.acquireThread(row.thread_id, reclaimer))) return false;
@@ -136,11 +143,11 @@ export class AbandonedRuns {
       row.runner_pid === null
         ? "the process running it"
         : `the process running it (pid ${row.runner_pid} on ${row.runner_host ?? "an unknown host"})`;
-    if (liveness === "dead") return `${who} stopped before the run finished; ${RESUME_HINT}`;
+    if (liveness === "dead") return `${who} stopped before the run finished`;
     if (lease?.run_id === row.run_id && !lease.expired) return undefined;
     return lease?.run_id === row.run_id
-      ? `${who} stopped renewing its hold on the thread (its lease ran out at ${lease.lease_until}) before the run finished; ${RESUME_HINT}`
-      : `${who} lost its hold on the thread before the run finished; ${RESUME_HINT}`;
+      ? `${who} stopped renewing its hold on the thread (its lease ran out at ${lease.lease_until}) before the run finished`
+      : `${who} lost its hold on the thread before the run finished`;
   }
 
   private livenessOf(row: RunRow): Liveness {
@@ -155,8 +162,12 @@ export class AbandonedRuns {
     );
   }
 
-  /** Records `row` interrupted with `reason` and the subagent records its thread shows. */
+  /**
+   * Records `row` interrupted with `reason` and the subagent records its thread shows, or puts
+   * it back in the queue if it is a queued run.
+   */
   private async interrupt(row: RunRow, reason: string): Promise<void> {
+    if (row.request !== null && this.options.requeue) return this.options.requeue(row, reason);
     let children: SubagentRun[] = [];
     try {
       children = await readRunSubagentRuns(this.options.saver, row.thread_id, row.created_at);
@@ -165,6 +176,6 @@ export class AbandonedRuns {
         `run ${row.run_id}: its subagent records could not be read from thread "${row.thread_id}": ${error instanceof Error ? error.message : String(error)}`,
       );
     }
-    await this.options.runs.interrupt(row.run_id, reason, children);
+    await this.options.runs.interrupt(row.run_id, `${reason}; ${RESUME_HINT}`, children);
   }
 }

@@ -1,3 +1,4 @@
+import type { RunQueue } from "../store/run-queue.js";
 import type { RunRepository, StoredRunStatus } from "../store/runs.js";
 import type { AbandonedRuns } from "./abandoned-runs.js";
 import { type GraphStreamChunk, type RunEvent, type RunResult, translateChunk } from "./events.js";
@@ -67,6 +68,8 @@ export interface RunApiDeps {
   checkThread(uid: string, threadId: string): Promise<unknown>;
   /** Counts every run started and ended here. */
   metrics: RunMetrics;
+  /** The fleet's queue (PostgreSQL): a pending run is cancelled there. */
+  queue?: RunQueue | undefined;
 }
 
 /**
@@ -74,7 +77,7 @@ export interface RunApiDeps {
  * fails, and releases the run, whatever way its caller consumes it.
  */
 export function createRunApi(deps: RunApiDeps): RunApi {
-  const { ensureOpen, lifecycle, running, runRows, abandoned, checkThread, metrics } = deps;
+  const { ensureOpen, lifecycle, running, runRows, abandoned, checkThread, metrics, queue } = deps;
 
   /** `lifecycle.prepare`, counted: every prepared run is released, which counts its end. */
   async function prepare(request: RunRequest) {
@@ -160,7 +163,12 @@ export function createRunApi(deps: RunApiDeps): RunApi {
       ensureOpen();
       // A run of this process stops at once; one elsewhere at its next heartbeat, when its
       // process reads the request from its row.
-      return running.cancel(uid, runId) || runRows.requestCancel(uid, runId);
+      // A queued run no worker has claimed yet ends there and then.
+      return (
+        running.cancel(uid, runId) ||
+        (await runRows.requestCancel(uid, runId)) ||
+        ((await queue?.cancelPending(uid, runId)) ?? false)
+      );
     },
 
     async runInfo(uid, runId) {

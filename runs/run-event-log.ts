@@ -81,6 +81,11 @@ export class RunEventLog {
     return new RunEventWriter(runId, threadId, this.#options, () => this.#pruneNowAndThen());
   }
 
+  /** The id the next event of `runId` takes (a later attempt goes on from there). */
+  nextId(runId: string): Promise<number> {
+    return this.#options.events.nextSeq(runId);
+  }
+
   /** Whether some process has written events of `runId`. */
   has(runId: string): Promise<boolean> {
     return this.#options.events.has(runId);
@@ -219,6 +224,16 @@ export class RunEventWriter {
       await this.#flushNow();
     }
     this.onEnd();
+  }
+
+  /**
+   * Writes what is pending but no end marker: the run goes on in another process, which writes
+   * its next events after these.
+   */
+  async stop(): Promise<void> {
+    if (this.#ended) return this.#chain;
+    this.#ended = true;
+    await this.#flushNow();
   }
 
   #flushSoon(afterMs: number): void {

@@ -1,4 +1,5 @@
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import type { RunQueue } from "../store/run-queue.js";
 import type { RunEnd, RunRepository, StoredRunStatus } from "../store/runs.js";
 import type { ProcessIdentity } from "../util/process-identity.js";
 import type { AbandonedRuns } from "./abandoned-runs.js";
@@ -27,6 +28,13 @@ export interface RunLeaseOptions {
   confirm?: () => Promise<void>;
 }
 
+/** A queued run's attempt, claimed by this process (`store/run-queue.ts`). */
+export interface ClaimedAttempt {
+  queue: RunQueue;
+  /** The attempt this process runs (its row's `attempt` when claimed). */
+  attempt: number;
+}
+
 /**
  * A run's hold on its thread across processes: the thread's lease (so no other process runs
  * it at the same time), the run's row (so any process can report and cancel it), and a
@@ -34,8 +42,25 @@ export interface RunLeaseOptions {
  */
 export class RunLease {
   private timer: NodeJS.Timeout | undefined;
+  /** Set when another worker took the (queued) run over: its row and lease are not ours. */
+  private lost = false;
 
-  private constructor(private readonly options: RunLeaseOptions) {}
+  private constructor(
+    private readonly options: RunLeaseOptions,
+    private readonly claimed?: ClaimedAttempt,
+  ) {}
+
+  /**
+   * The hold of a queued run this process claimed: the claim took the thread's lease and marked
+   * the row, so this only keeps them. Its heartbeat also checks that the row still names this
+   * attempt and process; if another worker took the run over (this one stalled past its lease),
+   * the run is aborted and nothing of it is recorded any more.
+   */
+  static adopt(options: RunLeaseOptions, claimed: ClaimedAttempt): RunLease {
+    const lease = new RunLease(options, claimed);
+    lease.beat();
+    return lease;
+  }
 
   /**
    * Takes the thread or refuses.
@@ -66,9 +91,38 @@ export class RunLease {
   async release(status: Exclude<StoredRunStatus, "running">, end: RunEnd = {}): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const { runs, runId, threadId } = this.options;
-    await runs.finish(runId, status, end);
+    const { runs, runId, threadId, runner } = this.options;
+    if (this.lost) return;
+    const holder = this.claimed
+      ? { attempt: this.claimed.attempt, runnerInstance: runner.instanceId }
+      : undefined;
+    await runs.finish(runId, status, end, holder);
     await runs.releaseThread(threadId, runId);
+  }
+
+  /** Whether another worker has (or may have) the run now: nothing of it is recorded here. */
+  get superseded(): boolean {
+    return this.lost;
+  }
+
+  /**
+   * Gives a claimed run back to the queue for another worker to resume (this process is shutting
+   * down), then aborts it here without recording anything: its row is pending again and its
+   * thread free before the abort, so the run's unwinding here writes nothing that is not ours.
+   */
+  async handBack(reason: string): Promise<void> {
+    if (!this.claimed || this.lost) return;
+    this.lost = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const { runs, runId, threadId } = this.options;
+    try {
+      // A hand-back is not a failure: it never ends the run `error`.
+      await this.claimed.queue.requeue(runId, reason, Number.MAX_SAFE_INTEGER);
+      await runs.releaseThread(threadId, runId);
+    } finally {
+      this.options.abort(new Error(reason));
+    }
   }
 
   /** Renews the lease and polls for a cancel request, a few times per lease period. */
@@ -77,8 +131,9 @@ export class RunLease {
     const every = Math.max(50, Math.min(500, Math.floor(leaseMs / 3)));
     this.timer = setTimeout(async () => {
       try {
-        await runs.renewThread(threadId, runId, leaseMs);
-        if (await runs.cancelRequested(runId)) {
+        const renewed = await runs.renewThread(threadId, runId, leaseMs);
+        if (this.claimed) await this.checkClaim(renewed);
+        else if (await runs.cancelRequested(runId)) {
           this.options.abort(new Error(`run ${runId} cancelled from another process`));
         }
       } catch {
@@ -88,5 +143,27 @@ export class RunLease {
     }, every);
     // The heartbeat alone never keeps a process alive.
     this.timer.unref();
+  }
+
+  /** A claimed run's heartbeat: still this attempt's and this process's, and not cancelled. */
+  private async checkClaim(renewed: boolean): Promise<void> {
+    const { runId, runner } = this.options;
+    const claimed = this.claimed as ClaimedAttempt;
+    const holder = await claimed.queue.holder(runId);
+    const ours =
+      renewed &&
+      holder?.status === "running" &&
+      holder.attempt === claimed.attempt &&
+      holder.runnerInstance === runner.instanceId;
+    if (!ours) {
+      this.lost = true;
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.options.abort(
+        new Error(`run ${runId} (attempt ${claimed.attempt}) was taken over by another worker`),
+      );
+    } else if (holder.cancelRequested) {
+      this.options.abort(new Error(`run ${runId} cancelled from another process`));
+    }
   }
 }

@@ -19,7 +19,7 @@ import type { GraphStreamChunk, RunResult } from "./events.js";
 import { legacySkillsStepResume } from "./legacy-skills-step.js";
 import { repairCancelledTurn } from "./repair.js";
 import { typedCause } from "./run-failure.js";
-import { RunLease } from "./run-lease.js";
+import { type ClaimedAttempt, RunLease, type RunLeaseOptions } from "./run-lease.js";
 import type { RunningRuns } from "./running-runs.js";
 import { validateThreadId } from "./thread-id.js";
 import { readRunSubagentRuns, readThreadState, stateOfValues } from "./thread-state.js";
@@ -48,6 +48,15 @@ export interface RunRequest {
   runId?: string;
   /** Kept on the run's record (see `Runtime.runInfo`) for whoever lists the runs. */
   metadata?: Record<string, unknown>;
+  /**
+   * A queued run this process claimed (`store/run-queue.ts`): its row and its thread's lease are
+   * held already. A later attempt (its first worker died) resumes from the thread's newest
+   * checkpoint when the run had written any, else starts as asked.
+   */
+  claimed?: ClaimedAttempt & {
+    /** The thread's newest checkpoint id when the first attempt began ("" none), if recorded. */
+    startCheckpointId: string | null;
+  };
 }
 
 /** What a run's lifecycle needs from the runtime. */
@@ -102,6 +111,11 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     }
     const threadId = request.threadId ?? randomUUID();
     validateThreadId(threadId);
+    // A claimed attempt that resumes runs whatever is next (nothing if the run had finished).
+    let resuming = false;
+    if (request.claimed) {
+      ({ request, resuming } = await attemptRequest(request, request.claimed, threadId));
+    }
     // An existing thread keeps running the agent it was started with unless told otherwise.
     const existing = request.threadId ? await threads.get(request.uid, threadId) : undefined;
     const record = await mainAgent(request.uid, request.agent ?? (existing?.agent_id || undefined));
@@ -125,7 +139,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
         : { messages: [new HumanMessage(request.input)], subagent_runs: [] };
     // Before anything is written: a refused request leaves no thread and no run record.
     await checkCheckpoint(configurable);
-    const input = message ?? (await checkStartingPoint(graph, configurable));
+    const input = message ?? (resuming ? null : await checkStartingPoint(graph, configurable));
     // A thread of this user with its agent bound needs no claim (it would write nothing); one
     // deleted since it was read is caught once the lease is held (`confirm` below).
     if (!existing?.agent_id) await threads.claim(request.uid, threadId, record.id);
@@ -142,7 +156,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     const signal = controller.signal;
     let lease: RunLease;
     try {
-      lease = await RunLease.acquire({
+      const leaseOptions: RunLeaseOptions = {
         runs: runRows,
         abandoned,
         runner,
@@ -165,7 +179,14 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
             );
           }
         },
-      });
+      };
+      if (request.claimed) {
+        const adopted = RunLease.adopt(leaseOptions, request.claimed);
+        lease = adopted;
+        running.setHandBack(runId, (reason) => adopted.handBack(reason));
+      } else {
+        lease = await RunLease.acquire(leaseOptions);
+      }
     } catch (error) {
       stopForwarding();
       running.release(runId);
@@ -205,7 +226,45 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     // How the run ended, for its row: set by `finish` and `failure`; a stream its consumer
     // abandoned stays "interrupted".
     const outcome: PreparedRun["outcome"] = { status: "interrupted" };
-    return { record, graph, threadId, runId, config, input, release, startedAt, outcome };
+    const superseded = () => lease.superseded;
+    return {
+      record,
+      graph,
+      threadId,
+      runId,
+      config,
+      input,
+      release,
+      startedAt,
+      outcome,
+      superseded,
+    };
+  }
+
+  /**
+   * The request a claimed attempt runs: as asked on its first attempt (whose starting checkpoint
+   * is recorded); on a later one, as asked if the run had written no checkpoint yet, else a
+   * resume from the thread's newest checkpoint (no input, no checkpoint id: the branch the run
+   * was writing goes on).
+   */
+  async function attemptRequest(
+    request: RunRequest,
+    claimed: NonNullable<RunRequest["claimed"]>,
+    threadId: string,
+  ): Promise<{ request: RunRequest; resuming: boolean }> {
+    const newest = await saver.getTuple({
+      configurable: { thread_id: threadId, checkpoint_ns: "" },
+    });
+    const newestId = newest?.checkpoint.id ?? "";
+    const wrote = claimed.startCheckpointId !== null && claimed.startCheckpointId !== newestId;
+    if (claimed.attempt > 1 && wrote) {
+      const { input: _input, checkpointId: _checkpointId, ...rest } = request;
+      return { request: rest, resuming: true };
+    }
+    if (claimed.startCheckpointId === null) {
+      await claimed.queue.setStartCheckpoint(request.runId ?? "", newestId);
+    }
+    return { request, resuming: false };
   }
 
   /**
@@ -294,6 +353,15 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       return typedCause(error);
     }
     prepared.outcome.status = "interrupted";
+    // A queued run handed back or taken over goes on elsewhere from its checkpoints: repairing
+    // its turn here would answer its pending calls as cancelled under the next worker.
+    if (prepared.superseded()) {
+      return new SubagentGraphError(
+        ErrorCode.RunSuperseded,
+        `run ${prepared.runId} stopped here: another worker resumes it`,
+        { cause: error },
+      );
+    }
     await repairCancelledTurn(prepared.graph, saver, prepared.threadId, prepared.startedAt);
     return new SubagentGraphError(
       ErrorCode.Cancelled,
@@ -337,6 +405,8 @@ export interface PreparedRun {
   input: { messages: HumanMessage[]; subagent_runs: unknown[] } | Command | null;
   /** Frees the thread (in this process and its lease) and records how the run ended. */
   release(status: RunOutcome): Promise<void>;
+  /** A queued run given back to the queue or taken over by another worker: it is not ours. */
+  superseded(): boolean;
   startedAt: string;
   /**
    * Set by `finish` and `failure`; a stream its consumer abandoned stays "interrupted". A

@@ -3,10 +3,12 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { SandboxLayout } from "../sandbox/layout.js";
 import type { Database } from "../store/database.js";
 import { RunEventRepository } from "../store/run-events.js";
+import { RunQueue } from "../store/run-queue.js";
 import { RunRepository } from "../store/runs.js";
 import { ThreadRepository } from "../store/threads.js";
 import { currentProcess, type ProcessIdentity } from "../util/process-identity.js";
 import { AbandonedRuns } from "./abandoned-runs.js";
+import { createFleet, type Fleet, RUN_QUEUE_CHANNEL } from "./fleet.js";
 import { RunEventLog } from "./run-event-log.js";
 import { RunningRuns } from "./running-runs.js";
 import { ThreadDeleter } from "./thread-delete.js";
@@ -29,6 +31,8 @@ export interface RunStore {
    * fleet); undefined on SQLite, whose one process keeps them in memory.
    */
   runEvents: RunEventLog | undefined;
+  /** Queued runs shared by a fleet: on PostgreSQL; undefined on SQLite. */
+  fleet: Fleet | undefined;
 }
 
 /** Where the run store is opened. */
@@ -57,12 +61,24 @@ export async function openRunStore(options: RunStoreOptions): Promise<RunStore> 
   const threadLeaseMs =
     options.threadLeaseMs ?? (Number(env.SUBAGENT_THREAD_LEASE_MS?.trim()) || 30_000);
   const runner = currentProcess(randomUUID());
+  const { notifications } = database;
+  const queue = notifications ? new RunQueue(database.db) : undefined;
+  const maxAttempts = Number(env.SUBAGENT_RUN_MAX_ATTEMPTS?.trim()) || 3;
   const abandoned = new AbandonedRuns({
     runs: runRows,
     saver,
     self: runner,
     leaseMs: threadLeaseMs,
     warn,
+    ...(queue && notifications
+      ? {
+          // A queued run whose worker died goes back to the queue, and the workers are told.
+          requeue: async (row, reason) => {
+            await queue.requeue(row.run_id, reason, maxAttempts);
+            await notifications.notify(RUN_QUEUE_CHANNEL, "").catch(() => undefined);
+          },
+        }
+      : {}),
   });
   if (!options.hosted) await abandoned.sweep();
   const running = new RunningRuns();
@@ -76,12 +92,30 @@ export async function openRunStore(options: RunStoreOptions): Promise<RunStore> 
     warn,
   });
   if (!options.hosted) await deleter.sweep();
-  const runEvents = database.notifications
-    ? new RunEventLog({
-        events: new RunEventRepository(database.db),
-        notifications: database.notifications,
-        warn,
-      })
+  const runEvents = notifications
+    ? new RunEventLog({ events: new RunEventRepository(database.db), notifications, warn })
     : undefined;
-  return { threads, runRows, abandoned, running, deleter, runner, threadLeaseMs, runEvents };
+  const fleet =
+    queue && notifications
+      ? createFleet({
+          queue,
+          notifications,
+          runner,
+          leaseMs: threadLeaseMs,
+          maxAttempts,
+          abandoned,
+          running,
+        })
+      : undefined;
+  return {
+    threads,
+    runRows,
+    abandoned,
+    running,
+    deleter,
+    runner,
+    threadLeaseMs,
+    runEvents,
+    fleet,
+  };
 }

@@ -7,6 +7,8 @@ export interface RunningRun {
   threadId: string;
   /** Aborting it cancels the run and every running subagent. */
   controller: AbortController;
+  /** For a queued run this process claimed: gives it back to the queue (see `RunLease.handBack`). */
+  handBack?: (reason: string) => Promise<void>;
 }
 
 /**
@@ -38,6 +40,12 @@ export class RunningRuns {
     this.#byRunId.set(run.runId, run);
   }
 
+  /** Lets `runId` be handed back (see {@link RunningRun.handBack}). */
+  setHandBack(runId: string, handBack: (reason: string) => Promise<void>): void {
+    const run = this.#byRunId.get(runId);
+    if (run) run.handBack = handBack;
+  }
+
   /** Forgets the run and frees its thread (idempotent). */
   release(runId: string): void {
     const run = this.#byRunId.get(runId);
@@ -62,6 +70,16 @@ export class RunningRuns {
     if (!run || run.uid !== uid) return false;
     run.controller.abort(new Error(`run ${runId} cancelled`));
     return true;
+  }
+
+  /** How many queued runs this process runs now. */
+  get claimedCount(): number {
+    return [...this.#byRunId.values()].filter((run) => run.handBack).length;
+  }
+
+  /** Gives every queued run of this process back to the queue; resolves once they are. */
+  async handBackAll(reason: string): Promise<void> {
+    await Promise.all([...this.#byRunId.values()].map((run) => run.handBack?.(reason)));
   }
 
   /** Aborts every run of this process (the runtime is closing); each releases itself. */

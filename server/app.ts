@@ -23,7 +23,9 @@ import { mcpRoutes } from "./routes/mcp.js";
 import { runRoutes } from "./routes/runs.js";
 import { threadRoutes } from "./routes/threads.js";
 import { unsupportedRoutes } from "./routes/unsupported.js";
+import { QueueWorker } from "./runs/queue-worker.js";
 import { RunRegistry } from "./runs/run-registry.js";
+import { SERVER_ROLES, type ServerRole } from "./roles.js";
 import { registerThreadScope } from "./thread-scope.js";
 
 /** Options of {@link createServer}. */
@@ -41,12 +43,22 @@ export interface ServerOptions {
    * `/`. Default: none (the API only).
    */
   consoleDir?: string;
+  /**
+   * What this process does in a fleet on PostgreSQL: `"api"` answers requests and queues runs,
+   * `"worker"` claims and runs queued runs (serving only `/ok`, `/ready` and `/metrics`), `"all"`
+   * (the default) both. On SQLite only `"all"`.
+   */
+  role?: ServerRole;
+  /** Queued runs this process's worker runs at once (fleet only). Default 10. */
+  workers?: number;
 }
 
 /** The HTTP server and what it owns besides the runtime. */
 export interface SubagentGraphServer {
   app: FastifyInstance;
   runs: RunRegistry;
+  /** The worker loop (a fleet process whose role includes it); started, to drain on shutdown. */
+  worker: QueueWorker | undefined;
 }
 
 /** Path of the OpenAPI document. */
@@ -118,8 +130,22 @@ export async function createServer(
   if (consoleDir) await registerConsole(app, consoleDir);
 
   const runs = new RunRegistry(runtime);
+  const role = checkRole(options.role ?? "all", runtime);
+  const worker =
+    runtime.fleet && role !== "api"
+      ? new QueueWorker(runtime.fleet, runs, {
+          concurrency: checkWorkers(options.workers ?? 10),
+          warn: (message) => app.log.warn(message),
+        })
+      : undefined;
+  healthRoutes(app, runtime, worker);
+  if (worker) {
+    // A closed server claims nothing more (`serve` drains it first, see `cli/serve.ts`).
+    app.addHook("onClose", async () => worker.stop());
+    await worker.start();
+  }
+  if (role === "worker") return { app, runs, worker };
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
-  healthRoutes(app, runtime);
   app.get("/info", { schema: { hide: true } }, async () => ({
     name: "subagent-graph",
     flags: { assistants: true, crons: false },
@@ -133,5 +159,39 @@ export async function createServer(
   knowledgeRoutes(app, runtime, maxUploadBytes);
   catalogRoutes(app, runtime);
   unsupportedRoutes(app);
-  return { app, runs };
+  return { app, runs, worker };
+}
+
+/**
+ * @throws SubagentGraphError `VALIDATION_FAILED` (field `role`) for an unknown role, or a split
+ *   role without a fleet (SQLite)
+ */
+function checkRole(role: string, runtime: Runtime): ServerRole {
+  if (!(SERVER_ROLES as readonly string[]).includes(role)) {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `role: "${role}" is not a role: use one of ${SERVER_ROLES.join(", ")}`,
+      { field: "role" },
+    );
+  }
+  if (role !== "all" && !runtime.fleet) {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `role: "${role}" needs a fleet's shared queue, which runs on PostgreSQL: set DATABASE_URL, or use role "all" (one process on SQLite runs what it receives)`,
+      { field: "role" },
+    );
+  }
+  return role as ServerRole;
+}
+
+/** @throws SubagentGraphError `VALIDATION_FAILED` (field `workers`) unless 1–1000 */
+function checkWorkers(workers: number): number {
+  if (!Number.isInteger(workers) || workers < 1 || workers > 1000) {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `workers: ${workers} is not a number of runs at once: use a whole number from 1 to 1000`,
+      { field: "workers" },
+    );
+  }
+  return workers;
 }

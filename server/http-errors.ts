@@ -49,6 +49,7 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.FileParseFailed]: 422,
   [ErrorCode.EmbeddingDimensionMismatch]: 422,
   [ErrorCode.EmbeddingFailed]: 502,
+  [ErrorCode.RunSuperseded]: 409,
 };
 
 /** The one error shape every endpoint answers with: `code` is always an {@link ErrorCode}. */

@@ -110,7 +110,14 @@ export const runSchema = z.object({
     .string()
     .nullable()
     .describe(
-      "why the run ended so when it did not end by itself (its process stopped); null otherwise",
+      "why the run ended so when it did not end by itself (its process stopped), or why it was queued again; null otherwise",
+    ),
+  attempt: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "how many times a worker has started it: 2 or more after its worker died and another resumed it (fleet on PostgreSQL)",
     ),
   subagent_runs: z
     .array(z.record(z.string(), z.unknown()))

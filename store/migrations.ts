@@ -396,6 +396,29 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0012_run_queue",
+    migration: {
+      // Runs as queued jobs on PostgreSQL (`store/run-queue.ts`): a run is written `pending` with
+      // what was asked (`request`), claimed by any worker (`attempt` counts the claims), and
+      // resumed by another after its worker died; `start_checkpoint_id` is the thread's newest
+      // checkpoint when its first attempt began, so a later attempt knows whether the run had
+      // written anything yet ("" for a thread that had none).
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .alterTable("runs")
+          .addColumn("attempt", "integer", (col) => col.notNull().defaultTo(1))
+          .execute();
+        await db.schema.alterTable("runs").addColumn("request", "text").execute();
+        await db.schema.alterTable("runs").addColumn("start_checkpoint_id", "text").execute();
+        await db.schema
+          .createIndex("runs_status_created_at")
+          .on("runs")
+          .columns(["status", "created_at"])
+          .execute();
+      },
+    },
+  },
 ];
 
 /** True when `db` runs on PostgreSQL (the one place migrations need to know). */

@@ -67,6 +67,18 @@ export class RunEventRepository {
       .execute();
   }
 
+  /** The id after the last event of `runId` (its end marker aside); 0 for an empty log. */
+  async nextSeq(runId: string): Promise<number> {
+    const row = await this.#db
+      .selectFrom("run_events")
+      .select(({ fn }) => fn.max("seq").as("last"))
+      .where("run_id", "=", runId)
+      .where("event", "<>", RUN_END_EVENT)
+      .executeTakeFirst();
+    const last = row?.last;
+    return last === null || last === undefined ? 0 : Number(last) + 1;
+  }
+
   /** Whether `runId` has a log at all (some process streamed it to the database). */
   async has(runId: string): Promise<boolean> {
     if (hasNul(runId)) return false;

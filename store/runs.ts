@@ -19,7 +19,7 @@ import type { DatabaseSchema, RunsTable } from "./schema.js";
 export type RunRow = Selectable<RunsTable>;
 
 /** How a run ended (or that it still runs). */
-export type StoredRunStatus = "running" | "success" | "error" | "interrupted";
+export type StoredRunStatus = "pending" | "running" | "success" | "error" | "interrupted";
 
 /** A thread's lease as it stands. */
 export interface ThreadLease {
@@ -166,13 +166,17 @@ export class RunRepository {
       .execute();
   }
 
-  /** Records how the run ended, with the subagent records it made. */
+  /**
+   * Records how the run ended, with the subagent records it made. With `holder`, only while the
+   * row still names that attempt and runner (a queued run taken over meanwhile is not touched).
+   */
   async finish(
     runId: string,
     status: Exclude<StoredRunStatus, "running">,
     end: RunEnd = {},
+    holder?: { attempt: number; runnerInstance: string },
   ): Promise<void> {
-    await this.#db
+    let query = this.#db
       .updateTable("runs")
       .set({
         status,
@@ -180,8 +184,13 @@ export class RunRepository {
         status_reason: end.reason ?? null,
         ...(end.subagentRuns ? { subagent_runs: JSON.stringify(end.subagentRuns) } : {}),
       })
-      .where("run_id", "=", runId)
-      .execute();
+      .where("run_id", "=", runId);
+    if (holder) {
+      query = query
+        .where("attempt", "=", holder.attempt)
+        .where("runner_instance", "=", holder.runnerInstance);
+    }
+    await query.execute();
   }
 
   /**

@@ -116,6 +116,12 @@ export interface RunsTable {
   subagent_runs: Generated<string>;
   /** JSON text of the metadata its client gave the run (an object); "{}" by default. */
   metadata: Generated<string>;
+  /** How many times a worker has started it (migration 0012); 1 for a run that never queued. */
+  attempt: Generated<number>;
+  /** JSON text of what a queued run was asked to do (`store/run-queue.ts`); null otherwise. */
+  request: string | null;
+  /** The thread's newest checkpoint id when the first attempt began ("" none); null before. */
+  start_checkpoint_id: string | null;
 }
 
 /** One row of `thread_leases`: which run holds a thread, until when (renewed while it runs). */

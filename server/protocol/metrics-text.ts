@@ -23,7 +23,19 @@ function sample(name: string, labels: Record<string, string> | undefined, value:
  * `metrics` in the Prometheus text exposition format (version 0.0.4): one `# HELP` and
  * `# TYPE` line per family, then its samples. Per process: a scraper sums the fleet itself.
  */
-export function prometheusText(metrics: HealthMetrics): string {
+/** A fleet process's queue figures (PostgreSQL): its worker's counts and the shared queue. */
+export interface QueueMetrics {
+  /** Runs this process's worker claimed, finished (success or interrupted) and failed. */
+  claimed: number;
+  finished: number;
+  failed: number;
+  /** Queued runs this process runs now. */
+  active: number;
+  /** Runs waiting in the queue (every process's), and the age of the oldest (0 when none); null when the store did not answer. */
+  queue: { pending: number; oldestSeconds: number } | null;
+}
+
+export function prometheusText(metrics: HealthMetrics, queue?: QueueMetrics): string {
   const families: Family[] = [
     {
       name: "subagent_graph_runs_started_total",
@@ -80,6 +92,7 @@ export function prometheusText(metrics: HealthMetrics): string {
       help: "Resident memory of this process.",
       samples: [{ value: metrics.residentMemoryBytes }],
     },
+    ...(queue ? queueFamilies(queue) : []),
   ];
   return `${families
     .flatMap((family) => [
@@ -88,4 +101,50 @@ export function prometheusText(metrics: HealthMetrics): string {
       ...family.samples.map((s) => sample(family.name, s.labels, s.value)),
     ])
     .join("\n")}\n`;
+}
+
+function queueFamilies(queue: QueueMetrics): Family[] {
+  const families: Family[] = [
+    {
+      name: "subagent_graph_queue_runs_claimed_total",
+      type: "counter",
+      help: "Queued runs this process's worker claimed (a resumed run counts again).",
+      samples: [{ value: queue.claimed }],
+    },
+    {
+      name: "subagent_graph_queue_runs_finished_total",
+      type: "counter",
+      help: "Queued runs this process's worker ran to their end (success or interrupted).",
+      samples: [{ value: queue.finished }],
+    },
+    {
+      name: "subagent_graph_queue_runs_failed_total",
+      type: "counter",
+      help: "Queued runs this process's worker ran that ended in error.",
+      samples: [{ value: queue.failed }],
+    },
+    {
+      name: "subagent_graph_queue_runs_active",
+      type: "gauge",
+      help: "Queued runs this process's worker runs now.",
+      samples: [{ value: queue.active }],
+    },
+  ];
+  if (queue.queue) {
+    families.push(
+      {
+        name: "subagent_graph_queue_depth",
+        type: "gauge",
+        help: "Runs waiting in the fleet's queue (every process's).",
+        samples: [{ value: queue.queue.pending }],
+      },
+      {
+        name: "subagent_graph_queue_oldest_pending_age_seconds",
+        type: "gauge",
+        help: "Age of the oldest run waiting in the queue (0 when none).",
+        samples: [{ value: queue.queue.oldestSeconds }],
+      },
+    );
+  }
+  return families;
 }

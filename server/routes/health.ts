@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { Runtime } from "../../runtime.js";
-import { prometheusText } from "../protocol/metrics-text.js";
+import type { Fleet } from "../../runs/fleet.js";
+import { type QueueMetrics, prometheusText } from "../protocol/metrics-text.js";
+import type { QueueWorker } from "../runs/queue-worker.js";
 
 /**
  * Operations routes, public like `/ok` (they show no user's data, only this process's counts):
@@ -9,14 +11,36 @@ import { prometheusText } from "../protocol/metrics-text.js";
  *   503 naming the one that did not and why, so a load balancer stops sending it runs;
  * - `GET /metrics`: this process's run counters and gauges in the Prometheus text format.
  */
-export function healthRoutes(app: FastifyInstance, runtime: Runtime): void {
+export function healthRoutes(app: FastifyInstance, runtime: Runtime, worker?: QueueWorker): void {
   app.get("/ok", { schema: { hide: true } }, async () => ({ ok: true }));
   app.get("/ready", { schema: { hide: true } }, async (_request, reply) => {
     const readiness = await runtime.health.ready();
     return reply.code(readiness.ready ? 200 : 503).send(readiness);
   });
   app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
-    const text = prometheusText(await runtime.health.metrics());
+    const text = prometheusText(
+      await runtime.health.metrics(),
+      runtime.fleet ? await queueMetrics(runtime.fleet, worker) : undefined,
+    );
     return reply.type("text/plain; version=0.0.4; charset=utf-8").send(text);
   });
+}
+
+/** The queue's figures for `/metrics`; the shared ones are left out if the store does not answer. */
+async function queueMetrics(fleet: Fleet, worker: QueueWorker | undefined): Promise<QueueMetrics> {
+  const depth = await fleet.queue.depth().catch(() => undefined);
+  return {
+    claimed: worker?.counts.claimed ?? 0,
+    finished: worker?.counts.finished ?? 0,
+    failed: worker?.counts.failed ?? 0,
+    active: worker?.active ?? 0,
+    queue: depth
+      ? {
+          pending: depth.pending,
+          oldestSeconds: depth.oldestCreatedAt
+            ? Math.max(0, (Date.now() - Date.parse(depth.oldestCreatedAt)) / 1000)
+            : 0,
+        }
+      : null,
+  };
 }

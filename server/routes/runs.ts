@@ -1,9 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { randomUUID } from "node:crypto";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import type { Fleet } from "../../runs/fleet.js";
 import type { RunInfo } from "../../runs/run-info.js";
 import type { Runtime } from "../../runtime.js";
+import type { NewQueuedRun } from "../../store/run-queue.js";
 import { parseRunCreate, type RunCreateBody, runCreateSchema } from "../protocol/run-create.js";
 import { sseFrame, startSse } from "../protocol/sse.js";
 import type { WireStreamMode } from "../protocol/translate.js";
@@ -17,6 +20,9 @@ const threadParams = z.object({ thread_id: z.string().min(1) });
 const runParams = threadParams.extend({ run_id: z.string().min(1) });
 const flag = z.enum(["0", "1", "true", "false"]).optional();
 const isSet = (value: string | undefined) => value === "1" || value === "true";
+
+/** A run just asked for: one this process runs, or one queued for the fleet's workers. */
+type StartedRun = { cancelOnDisconnect: boolean } & ({ run: ManagedRun } | { queued: RunInfo });
 
 /** `/threads/:id/runs…`: background, waited and streamed runs, joins and cancels. */
 export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegistry): void {
@@ -34,7 +40,7 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     thread: ThreadRef,
     body: RunCreateBody,
     defaultModes: WireStreamMode[],
-  ) {
+  ): Promise<StartedRun> {
     const parsed = parseRunCreate(body, defaultModes);
     const agent = await chatAgent(runtime, uid, parsed.assistantId);
     let threadId = thread.id;
@@ -59,6 +65,21 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
       if (!state || state.next.length === 0)
         throw nothingToRun(thread.external, parsed.checkpointId);
     }
+    if (runtime.fleet) {
+      const queued = await enqueue(runtime.fleet, {
+        uid,
+        threadId,
+        agentId: agent.id,
+        metadata: parsed.metadata,
+        request: {
+          ...(parsed.input === undefined ? {} : { input: parsed.input }),
+          ...(parsed.checkpointId ? { checkpointId: parsed.checkpointId } : {}),
+          streamModes: [...parsed.streamModes],
+          subgraphs: parsed.subgraphs,
+        },
+      });
+      return { queued, cancelOnDisconnect: parsed.cancelOnDisconnect };
+    }
     const run = await runs
       .start({
         uid,
@@ -80,6 +101,26 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     return { run, cancelOnDisconnect: parsed.cancelOnDisconnect };
   }
 
+  /**
+   * Writes a run in the fleet's queue (PostgreSQL) and wakes the workers; its record as it
+   * stands then (pending, or claimed already).
+   * @throws SubagentGraphError `THREAD_BUSY` when the thread has a run pending or running
+   */
+  async function enqueue(fleet: Fleet, run: Omit<NewQueuedRun, "runId">): Promise<RunInfo> {
+    const runId = randomUUID();
+    if (!(await fleet.queue.enqueue({ ...run, runId }))) {
+      throw new SubagentGraphError(
+        ErrorCode.ThreadBusy,
+        `thread "${run.threadId}" already has a run pending or in progress: wait for it to finish or cancel it`,
+        { field: "thread_id" },
+      );
+    }
+    await fleet.wake();
+    const info = await runtime.runInfo(run.uid, runId);
+    if (!info) throw runNotFound({ thread_id: run.threadId, run_id: runId });
+    return info;
+  }
+
   routes.post(
     "/threads/:thread_id/runs",
     {
@@ -92,9 +133,13 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
       },
     },
     async (request, reply) => {
-      const { run } = await startRun(request.uid, threadOf(request), request.body, ["values"]);
-      reply.header("content-location", runLocation(run));
-      return run.toJSON();
+      const started = await startRun(request.uid, threadOf(request), request.body, ["values"]);
+      if ("queued" in started) {
+        reply.header("content-location", storedLocation(started.queued));
+        return runJson(started.queued);
+      }
+      reply.header("content-location", runLocation(started.run));
+      return started.run.toJSON();
     },
   );
 
@@ -110,13 +155,11 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
       },
     },
     async (request, reply) => {
-      const { run, cancelOnDisconnect } = await startRun(
-        request.uid,
-        threadOf(request),
-        request.body,
-        ["values"],
-      );
-      streamRun(request, reply, run, -1, cancelOnDisconnect);
+      const started = await startRun(request.uid, threadOf(request), request.body, ["values"]);
+      if ("queued" in started) {
+        return remote?.stream(request, reply, started.queued, -1, started.cancelOnDisconnect);
+      }
+      streamRun(request, reply, started.run, -1, started.cancelOnDisconnect);
     },
   );
 
@@ -131,14 +174,13 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
       },
     },
     async (request, reply) => {
-      const { run, cancelOnDisconnect } = await startRun(
-        request.uid,
-        threadOf(request),
-        request.body,
-        [],
-      );
-      reply.header("content-location", runLocation(run));
-      return waitFor(reply, run, cancelOnDisconnect);
+      const started = await startRun(request.uid, threadOf(request), request.body, []);
+      if ("queued" in started) {
+        reply.header("content-location", storedLocation(started.queued));
+        return remote?.join(request, reply, started.queued, started.cancelOnDisconnect);
+      }
+      reply.header("content-location", runLocation(started.run));
+      return waitFor(reply, started.run, started.cancelOnDisconnect);
     },
   );
 
@@ -168,8 +210,9 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     async (request) => {
       const { limit, offset, status } = request.query;
       const select = runSelect(request.query.select);
-      // Runs are recorded running, then with how they ended: none is ever pending or timeout.
-      const stored = status === "pending" || status === "timeout" ? undefined : status;
+      // Runs are recorded pending (queued, on PostgreSQL), running, then with how they ended:
+      // none is ever timeout.
+      const stored = status === "timeout" ? undefined : status;
       const infos = await runtime.listRuns(request.uid, request.params.thread_id, {
         limit: limit ?? 10,
         offset: offset ?? 0,
@@ -283,11 +326,11 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     return row;
   }
 
-  /** Polls a run of another process until it is no longer running (at most a minute). */
+  /** Polls a run of another process until it is no longer pending or running (at most a minute). */
   async function settled(uid: string, params: { thread_id: string; run_id: string }) {
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
-      if ((await storedRun(uid, params)).status !== "running") return;
+      if (!["pending", "running"].includes((await storedRun(uid, params)).status)) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -351,9 +394,10 @@ function runJson(row: RunInfo) {
     run_id: row.run_id,
     thread_id: row.thread_id,
     assistant_id: row.agent_id,
-    status: (["running", "success", "error", "interrupted"].includes(row.status)
+    status: (["pending", "running", "success", "error", "interrupted"].includes(row.status)
       ? row.status
-      : "error") as "running" | "success" | "error" | "interrupted",
+      : "error") as "pending" | "running" | "success" | "error" | "interrupted",
+    attempt: Number(row.attempt),
     metadata: row.metadata,
     multitask_strategy: "reject" as const,
     created_at: row.created_at,
@@ -394,6 +438,10 @@ function isNotFound(error: unknown): boolean {
 
 function runLocation(run: ManagedRun): string {
   return `/threads/${run.options.threadId}/runs/${run.runId}`;
+}
+
+function storedLocation(run: RunInfo): string {
+  return `/threads/${run.thread_id}/runs/${run.run_id}`;
 }
 
 /**

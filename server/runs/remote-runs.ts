@@ -96,10 +96,15 @@ export class RemoteRuns {
     afterId: number,
     sink: (event: LoggedRunEvent) => void,
   ): Promise<RunEventFollow> {
-    const isOver = async () => (await this.runtime.runInfo(uid, run.run_id))?.status !== "running";
-    if (run.status !== "running" && !(await this.log.has(run.run_id))) {
+    const isOver = async () => isOverStatus((await this.runtime.runInfo(uid, run.run_id))?.status);
+    if (isOverStatus(run.status) && !(await this.log.has(run.run_id))) {
       return { stop: () => undefined, done: Promise.resolve("over") };
     }
     return this.log.follow(run.run_id, afterId, sink, isOver);
   }
+}
+
+/** A run neither queued nor running (or gone) is over. */
+function isOverStatus(status: string | undefined): boolean {
+  return status !== "pending" && status !== "running";
 }

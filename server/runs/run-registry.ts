@@ -1,7 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
+import type { Fleet } from "../../runs/fleet.js";
 import type { RunEventWriter } from "../../runs/run-event-log.js";
+import { runInfoOf } from "../../runs/run-info.js";
+import type { RunRequest } from "../../runs/run-lifecycle.js";
+import type { ClaimedRun } from "../../store/run-queue.js";
 import type { GraphStreamMode, RawRunItem, Runtime } from "../../runtime.js";
 import { serializeSnapshot } from "../protocol/serialize.js";
 import type { RunStreamEvent } from "../protocol/sse.js";
@@ -58,9 +62,12 @@ export class ManagedRun {
   /** Where its events also go so other processes can stream it (on PostgreSQL). */
   log: RunEventWriter | undefined;
 
-  constructor(readonly options: RunOptions) {
-    this.runId = randomUUID();
-    this.createdAt = new Date().toISOString();
+  constructor(
+    readonly options: RunOptions,
+    known?: { runId: string; createdAt: string },
+  ) {
+    this.runId = known?.runId ?? randomUUID();
+    this.createdAt = known?.createdAt ?? new Date().toISOString();
     this.updatedAt = this.createdAt;
     this.done = new Promise((resolve) => {
       this.finish = resolve;
@@ -102,12 +109,30 @@ export class ManagedRun {
     return () => this.listeners.delete(listener);
   }
 
+  /** Numbers the next events from `id` on (a later attempt goes on from the log's last event). */
+  continueFrom(id: number): void {
+    this.nextId = id;
+  }
+
   emit(event: string, data: unknown): void {
     const entry = { id: this.nextId++, event, data };
     this.log?.push(entry.id, event, data);
     this.events.push(entry);
     if (this.events.length > MAX_EVENTS_PER_RUN) this.events.shift();
     for (const listener of this.listeners) listener(entry);
+  }
+
+  /**
+   * Stops this process's part of the run without ending it: another worker has it now and
+   * writes its next events (its log gets no end marker from here).
+   */
+  abandon(): void {
+    this.status = "pending";
+    this.updatedAt = new Date().toISOString();
+    for (const listener of this.listeners) listener("end");
+    this.listeners.clear();
+    if (this.log) void this.log.stop().then(this.finish, this.finish);
+    else this.finish();
   }
 
   end(status: RunStatus): void {
@@ -124,6 +149,8 @@ export class ManagedRun {
 /** The runs of this process, by id and by thread. */
 export class RunRegistry {
   private readonly runs = new Map<string, ManagedRun>();
+  /** Queued runs this process's worker runs (streamed from the shared log, not from here). */
+  private readonly executing = new Set<ManagedRun>();
 
   constructor(private readonly runtime: Runtime) {}
 
@@ -134,31 +161,74 @@ export class RunRegistry {
   async start(options: RunOptions): Promise<ManagedRun> {
     const run = new ManagedRun(options);
     run.log = this.runtime.runEvents?.writer(run.runId, options.threadId);
-    const graphModes = [...new Set(options.streamModes.map((mode) => WIRE_STREAM_MODES[mode]))];
-    // Values are always read: the final state is every run's result (wait, join, useStream).
-    if (!graphModes.includes("values")) graphModes.push("values");
-    const items = this.runtime.streamChunks(
-      {
-        uid: options.uid,
-        agent: options.agentId,
-        threadId: options.threadId,
-        ...(options.input === undefined ? {} : { input: options.input }),
-        ...(options.checkpointId ? { checkpointId: options.checkpointId } : {}),
-        signal: run.controller.signal,
-        runId: run.runId,
-        metadata: options.metadata,
-      },
-      graphModes as GraphStreamMode[],
-    );
-    const first = await items.next();
-    if (first.done || first.value.kind !== "started") {
-      throw new SubagentGraphError(ErrorCode.Internal, "the run ended before it started");
-    }
+    const items = this.runtime.streamChunks(runRequest(run), graphModesOf(options));
+    await started(items);
     this.remember(run);
     run.status = "running";
     run.emit("metadata", { run_id: run.runId, thread_id: options.threadId, attempt: 1 });
     void this.drive(run, items);
     return run;
+  }
+
+  /**
+   * Runs a queued run this process's worker claimed, its events to the shared log only (any
+   * process streams it from there). Resolves once it is over, whatever its end.
+   */
+  async execute(claimed: ClaimedRun, fleet: Fleet): Promise<RunStatus> {
+    const { row, request } = claimed;
+    const log = this.runtime.runEvents;
+    const run = new ManagedRun(
+      {
+        uid: row.owner_uid,
+        threadId: row.thread_id,
+        agentId: row.agent_id,
+        input: request.input,
+        checkpointId: request.checkpointId,
+        streamModes: request.streamModes as WireStreamMode[],
+        subgraphs: request.subgraphs,
+        metadata: runInfoOf(row).metadata,
+      },
+      { runId: row.run_id, createdAt: row.created_at },
+    );
+    if (log) {
+      // A later attempt goes on after the events its earlier ones wrote.
+      run.continueFrom(await log.nextId(row.run_id));
+      run.log = log.writer(row.run_id, row.thread_id);
+    }
+    this.executing.add(run);
+    try {
+      const items = this.runtime.streamChunks(
+        {
+          ...runRequest(run),
+          claimed: {
+            queue: fleet.queue,
+            attempt: Number(row.attempt),
+            startCheckpointId: row.start_checkpoint_id,
+          },
+        },
+        graphModesOf(run.options),
+      );
+      try {
+        await started(items);
+      } catch (error) {
+        // Refused before it ran (its agent deleted since, a thread with nothing to run): the
+        // run ends `error`, as it would have had it started at once.
+        run.error = errorOf(error);
+        run.emit("metadata", { run_id: run.runId, thread_id: row.thread_id, attempt: row.attempt });
+        run.emit("error", run.error);
+        run.end("error");
+        await fleet.queue.fail(row.run_id, Number(row.attempt), fleet.runner, run.error.message);
+        await run.done;
+        return run.status;
+      }
+      run.status = "running";
+      run.emit("metadata", { run_id: run.runId, thread_id: row.thread_id, attempt: row.attempt });
+      await this.drive(run, items);
+      await run.done;
+      return run.status;
+    } finally {
+      this.executing.delete(run);
+    }
   }
 
   /** The run `runId` of `threadId`, if `uid` made it. */
@@ -189,7 +259,7 @@ export class RunRegistry {
 
   /** Cancels every unfinished run and waits for them to settle. */
   async cancelAll(): Promise<void> {
-    const running = [...this.runs.values()].filter((run) => !run.finished);
+    const running = [...this.runs.values(), ...this.executing].filter((run) => !run.finished);
     for (const run of running) run.controller.abort(new Error("server shutting down"));
     await Promise.all(running.map((run) => run.done));
   }
@@ -226,12 +296,12 @@ export class RunRegistry {
       await this.captureSubagentRuns(run);
       run.end("success");
     } catch (error) {
+      if (SubagentGraphError.isInstance(error) && error.code === ErrorCode.RunSuperseded) {
+        run.abandon();
+        return;
+      }
       const cancelled = SubagentGraphError.isInstance(error) && error.code === ErrorCode.Cancelled;
-      run.error = {
-        // The API's error name; ours is the code, INTERNAL for anything untyped (a bug).
-        error: SubagentGraphError.isInstance(error) ? error.code : ErrorCode.Internal,
-        message: error instanceof Error ? error.message : String(error),
-      };
+      run.error = errorOf(error);
       await this.captureFinalValues(run, uid, threadId).catch(() => undefined);
       await this.captureSubagentRuns(run);
       if (!cancelled) run.emit("error", run.error);
@@ -252,4 +322,43 @@ export class RunRegistry {
     const snapshot = await this.runtime.threads.state(uid, threadId);
     run.finalValues = snapshot ? serializeSnapshot(snapshot, threadId).values : {};
   }
+}
+
+/** The runtime request of `run`. */
+function runRequest(run: ManagedRun): RunRequest {
+  const { options } = run;
+  return {
+    uid: options.uid,
+    agent: options.agentId,
+    threadId: options.threadId,
+    ...(options.input === undefined ? {} : { input: options.input }),
+    ...(options.checkpointId ? { checkpointId: options.checkpointId } : {}),
+    signal: run.controller.signal,
+    runId: run.runId,
+    metadata: options.metadata,
+  };
+}
+
+/** The graph's stream modes for `options`' wire modes; values always (every run's result). */
+function graphModesOf(options: RunOptions): GraphStreamMode[] {
+  const modes = [...new Set(options.streamModes.map((mode) => WIRE_STREAM_MODES[mode]))];
+  if (!modes.includes("values")) modes.push("values");
+  return modes as GraphStreamMode[];
+}
+
+/** Waits for the run's start; what refused it is thrown. */
+async function started(items: AsyncGenerator<RawRunItem>): Promise<void> {
+  const first = await items.next();
+  if (first.done || first.value.kind !== "started") {
+    throw new SubagentGraphError(ErrorCode.Internal, "the run ended before it started");
+  }
+}
+
+/** A failed run's error as the API's `error` event has it. */
+function errorOf(error: unknown): { error: ErrorCode; message: string } {
+  return {
+    // The API's error name; ours is the code, INTERNAL for anything untyped (a bug).
+    error: SubagentGraphError.isInstance(error) ? error.code : ErrorCode.Internal,
+    message: error instanceof Error ? error.message : String(error),
+  };
 }

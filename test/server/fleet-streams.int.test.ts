@@ -24,12 +24,12 @@ async function collect(stream: AsyncIterable<Part>): Promise<Part[]> {
 const human = (content: string) => ({ messages: [{ type: "human", content }] });
 
 /**
- * Two real server processes on one PostgreSQL database, driven by the official SDK only: a run
- * that one process runs is streamed live, replayed from any event and joined through the other
- * (the events go through the database), cancelled from the other, and a stream followed from
- * the other ends when the running process is killed.
+ * A fleet of real server processes on one PostgreSQL database, driven by the official SDK only:
+ * API-only processes queue runs, worker-only processes claim and run them; any process streams,
+ * replays and joins any run (the events go through the database), a cancel sent anywhere
+ * reaches it, and a worker killed mid-run has its run resumed by another as attempt 2.
  */
-describe("a run's stream from any process of a fleet", { timeout: 120_000 }, () => {
+describe("a fleet: queued runs, streams from any process, takeover", { timeout: 180_000 }, () => {
   const servers: ServerProcess[] = [];
   let fake: FakeOpenAIServer | undefined;
   const dirs: string[] = [];
@@ -41,7 +41,7 @@ describe("a run's stream from any process of a fleet", { timeout: 120_000 }, () 
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  it("streams, replays, joins and cancels a run of another process", async () => {
+  it("queues on A, runs on B, streams from C, cancels from A, and resumes after a kill", async () => {
     const databaseUrl = await createTestDatabase(inject("postgresUrl"), "fleetstreams");
     let childDelayMs = 600;
     fake = await startFakeOpenAIServer((request) => {
@@ -75,92 +75,119 @@ describe("a run's stream from any process of a fleet", { timeout: 120_000 }, () 
       "alice",
       mainAgentPayload("boss", "openai:boss-model", ["slow"]),
     );
-    await admin.close();
 
-    const start = async () => {
-      const dir = await mkdtemp(join(tmpdir(), "fleet-"));
+    const start = async (role: string) => {
+      const dir = await mkdtemp(join(tmpdir(), `fleet-${role}-`));
       dirs.push(dir);
-      const server = startServerProcess(dir, env);
+      const server = startServerProcess(dir, { ...env, SUBAGENT_ROLE: role });
       servers.push(server);
       await until(() => server.base() !== "" || server.child.exitCode !== null, 30_000);
       expect(server.base(), server.output()).not.toBe("");
       return server;
     };
-    const a = await start();
-    const b = await start();
+    const a = await start("api");
+    const b = await start("worker");
+    const c = await start("api");
     const sdk = (server: ServerProcess) =>
       new Client({ apiUrl: server.base(), apiKey: token, defaultHeaders: {} });
     const onA = sdk(a);
-    const onB = sdk(b);
+    const onC = sdk(c);
     const slowCalls = () => fake?.requests.filter((r) => r.model === "slow-model").length ?? 0;
+    const runner = async (runId: string) => (await admin.runInfo("alice", runId))?.runner_pid;
 
-    // A background run on A, followed live from B from its first event.
+    // A worker serves no API, only its health and metrics.
+    expect((await fetch(`${b.base()}/ok`)).status).toBe(200);
+    const onWorker = await fetch(`${b.base()}/threads`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(onWorker.status).toBe(404);
+
+    // Queued on A (an API-only process), run by B (the only worker), followed live from C.
     const thread = await onA.threads.create();
     const run = await onA.runs.create(thread.thread_id, boss.id, {
       input: human("go"),
       streamMode: ["values", "updates"],
       streamSubgraphs: true,
     });
-    const live = await collect(onB.runs.joinStream(thread.thread_id, run.run_id));
+    expect(run.status).toMatch(/pending|running/);
+    const live = await collect(onC.runs.joinStream(thread.thread_id, run.run_id));
+    expect(await runner(run.run_id)).toBe(b.child.pid);
     expect(slowCalls()).toBe(1);
-    expect(live[0]).toMatchObject({ event: "metadata", data: { run_id: run.run_id } });
+    expect(live[0]).toMatchObject({ event: "metadata", data: { run_id: run.run_id, attempt: 1 } });
     // The subagent's own events came too, under its namespace.
     expect(live.some((part) => part.event.startsWith("updates|subagent:"))).toBe(true);
     const lastValues = live.filter((part) => part.event === "values").at(-1)?.data as {
       messages: { content: string }[];
     };
     expect(lastValues.messages.at(-1)?.content).toBe("final answer");
-
-    // The process that ran it has the same events, in the same order.
-    const local = await collect(
-      onA.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" }),
-    );
-    expect(live).toEqual(local);
-    // B replays the finished run from the start, and from any event on.
+    // A replays the finished run from the start, and from any event on; C joins it.
     expect(
-      await collect(onB.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" })),
-    ).toEqual(local);
+      await collect(onA.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" })),
+    ).toEqual(live);
     expect(
-      await collect(onB.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "2" })),
-    ).toEqual(local.slice(3));
-    // Joined from B: the thread's final values.
-    const joined = (await onB.runs.join(thread.thread_id, run.run_id)) as {
+      await collect(onA.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "2" })),
+    ).toEqual(live.slice(3));
+    const joined = (await onC.runs.join(thread.thread_id, run.run_id)) as {
       messages: { content: string }[];
     };
     expect(joined.messages.at(-1)?.content).toBe("final answer");
+    expect(await onA.runs.get(thread.thread_id, run.run_id)).toMatchObject({
+      status: "success",
+      attempt: 1,
+    });
 
-    // A run on A whose child hangs, followed from B and cancelled from B.
+    // A run whose child hangs, followed from C and cancelled from A.
     childDelayMs = 60_000;
     const hanging = await onA.runs.create(thread.thread_id, boss.id, {
       input: human("again"),
       streamMode: ["values"],
     });
-    const followed = collect(onB.runs.joinStream(thread.thread_id, hanging.run_id));
+    const followed = collect(onC.runs.joinStream(thread.thread_id, hanging.run_id));
     await until(() => slowCalls() === 2, 20_000);
-    await onB.runs.cancel(thread.thread_id, hanging.run_id);
-    const cancelledParts = await followed;
-    expect(cancelledParts[0]).toMatchObject({ event: "metadata" });
-    expect((await onB.runs.get(thread.thread_id, hanging.run_id)).status).toBe("interrupted");
-    expect(fake.aborted).toHaveLength(1);
+    await onA.runs.cancel(thread.thread_id, hanging.run_id);
+    expect((await followed)[0]).toMatchObject({ event: "metadata" });
+    expect((await onC.runs.get(thread.thread_id, hanging.run_id)).status).toBe("interrupted");
+    await until(() => (fake?.aborted.length ?? 0) === 1);
 
-    // A is killed mid-run while B follows the run: B's stream ends, the run reads interrupted,
-    // and B resumes the thread (a run without input).
+    // A second worker joins; the worker running the next run is killed mid-child: the other
+    // resumes it as attempt 2, the child going on on its own thread, and C's stream goes on to
+    // the end of the run.
+    const d = await start("worker");
+    childDelayMs = 2000;
     const doomed = await onA.runs.create(thread.thread_id, boss.id, {
       input: human("once more"),
       streamMode: ["values"],
     });
-    const orphaned = collect(onB.runs.joinStream(thread.thread_id, doomed.run_id));
+    const resumed = collect(onC.runs.joinStream(thread.thread_id, doomed.run_id));
     await until(() => slowCalls() === 3, 20_000);
-    a.child.kill("SIGKILL");
-    await a.exited;
-    const orphanedParts = await orphaned;
-    expect(orphanedParts[0]).toMatchObject({ event: "metadata" });
-    expect(orphanedParts.some((part) => part.event === "error")).toBe(false);
-    expect((await onB.runs.get(thread.thread_id, doomed.run_id)).status).toBe("interrupted");
-    childDelayMs = 0;
-    const after = (await onB.runs.wait(thread.thread_id, boss.id)) as {
+    const victim = (await runner(doomed.run_id)) === b.child.pid ? b : d;
+    victim.child.kill("SIGKILL");
+    await victim.exited;
+    const parts = await resumed;
+    expect(parts.filter((part) => part.event === "metadata").map((part) => part.data)).toEqual([
+      { run_id: doomed.run_id, thread_id: expect.any(String), attempt: 1 },
+      { run_id: doomed.run_id, thread_id: expect.any(String), attempt: 2 },
+    ]);
+    const finalValues = parts.filter((part) => part.event === "values").at(-1)?.data as {
       messages: { content: string }[];
+      subagent_runs: { status: string }[];
     };
-    expect(after.messages.at(-1)?.content).toBe("final answer");
+    expect(finalValues.messages.at(-1)?.content).toBe("final answer");
+    expect(await onC.runs.get(thread.thread_id, doomed.run_id)).toMatchObject({
+      status: "success",
+      attempt: 2,
+    });
+    const survivor = victim === b ? d : b;
+    expect(await runner(doomed.run_id)).toBe(survivor.child.pid);
+    // The child's call in flight at the kill was made again, once; nothing else ran twice.
+    expect(slowCalls()).toBe(4);
+    expect(finalValues.subagent_runs.map((record) => record.status)).toEqual([
+      "completed",
+      "cancelled",
+      "completed",
+    ]);
+    await admin.close();
   });
 });

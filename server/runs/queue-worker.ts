@@ -1,0 +1,152 @@
+import type { Fleet } from "../../runs/fleet.js";
+import type { RunRegistry } from "./run-registry.js";
+
+/** How a {@link QueueWorker} works. */
+export interface QueueWorkerOptions {
+  /** Queued runs this process runs at once. */
+  concurrency: number;
+  warn(message: string): void;
+}
+
+/** A wake-up call can be lost (a broken connection): the queue is also looked at this often. */
+const POLL_MS = 1000;
+
+/** What a worker counts (`GET /metrics`). */
+export interface QueueWorkerCounts {
+  claimed: number;
+  finished: number;
+  failed: number;
+}
+
+/**
+ * The worker loop of a process in a fleet: claims queued runs (oldest first, one per thread
+ * across the fleet) while it has room, runs them through the registry, and is woken at once by
+ * the fleet's wake-up call (a run was queued, or a thread freed), else once a second. It also
+ * sweeps, a few times per lease, for runs whose worker died, which go back to the queue.
+ */
+export class QueueWorker {
+  readonly counts: QueueWorkerCounts = { claimed: 0, finished: 0, failed: 0 };
+  #active = 0;
+  #draining = false;
+  #filling: Promise<void> | undefined;
+  #fillAgain = false;
+  #timer: NodeJS.Timeout | undefined;
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #unlisten: (() => void) | undefined;
+  readonly #idle = new Set<() => void>();
+
+  constructor(
+    private readonly fleet: Fleet,
+    private readonly registry: RunRegistry,
+    private readonly options: QueueWorkerOptions,
+  ) {}
+
+  /** Starts claiming; resolves once it listens for wake-up calls. */
+  async start(): Promise<void> {
+    this.#unlisten = await this.fleet.onWake(() => this.fill());
+    this.#timer = setInterval(() => this.fill(), POLL_MS);
+    this.#timer.unref();
+    const sweepEvery = Math.max(250, Math.floor(this.fleet.leaseMs / 2));
+    this.#sweepTimer = setInterval(() => void this.#sweep(), sweepEvery);
+    this.#sweepTimer.unref();
+    this.fill();
+  }
+
+  /** Queued runs this process runs now. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /**
+   * Stops claiming and waits up to `timeoutMs` for this process's runs to finish; those still
+   * running then are given back to the queue, for another worker to resume.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    this.stop();
+    await this.#filling;
+    if (this.#active > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        this.#idle.add(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    if (this.#active > 0) {
+      await this.fleet.handBackAll("handed back: the worker running it shut down");
+      await this.fleet.wake().catch(() => undefined);
+    }
+  }
+
+  /** Stops claiming (the runs it has go on). Idempotent. */
+  stop(): void {
+    this.#draining = true;
+    clearInterval(this.#timer);
+    clearInterval(this.#sweepTimer);
+    this.#unlisten?.();
+    this.#unlisten = undefined;
+  }
+
+  /** Claims runs while there is room (one pass at a time; a call during a pass makes another). */
+  fill(): void {
+    if (this.#draining) return;
+    if (this.#filling) {
+      this.#fillAgain = true;
+      return;
+    }
+    this.#filling = this.#fill().finally(() => {
+      this.#filling = undefined;
+      if (this.#fillAgain) {
+        this.#fillAgain = false;
+        this.fill();
+      }
+    });
+  }
+
+  async #fill(): Promise<void> {
+    while (!this.#draining && this.#active < this.options.concurrency) {
+      let claimed: Awaited<ReturnType<Fleet["queue"]["claim"]>>;
+      try {
+        claimed = await this.fleet.queue.claim(this.fleet.runner, this.fleet.leaseMs);
+      } catch (error) {
+        this.options.warn(`claiming a queued run failed: ${messageOf(error)}`);
+        return;
+      }
+      if (!claimed) return;
+      this.#active += 1;
+      this.counts.claimed += 1;
+      void this.registry
+        .execute(claimed, this.fleet)
+        .then(
+          (status) => {
+            if (status === "error") this.counts.failed += 1;
+            else this.counts.finished += 1;
+          },
+          (error: unknown) => {
+            this.counts.failed += 1;
+            this.options.warn(`queued run ${claimed.row.run_id} failed: ${messageOf(error)}`);
+          },
+        )
+        .finally(() => {
+          this.#active -= 1;
+          if (this.#active === 0) for (const resolve of this.#idle) resolve();
+          // Its thread is free: a run queued behind it (here or elsewhere) may go now.
+          void this.fleet.wake().catch(() => undefined);
+          this.fill();
+        });
+    }
+  }
+
+  async #sweep(): Promise<void> {
+    try {
+      if ((await this.fleet.sweep()) > 0) this.fill();
+    } catch (error) {
+      this.options.warn(`looking for runs of stopped workers failed: ${messageOf(error)}`);
+    }
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
