@@ -16,8 +16,7 @@ import { until } from "../support/until.js";
 /**
  * Two real server processes on one PostgreSQL database: a thread made on one runs on the
  * other, a cancel sent to one stops a run in the other, a thread never runs in both at once,
- * and a process killed mid-run leaves its run recorded interrupted and the thread resumable
- * from the other.
+ * and a run whose process is killed mid-run is resumed by the other as its next attempt.
  */
 describe("several server processes on one PostgreSQL database", { timeout: 90_000 }, () => {
   const servers: Server[] = [];
@@ -68,7 +67,6 @@ describe("several server processes on one PostgreSQL database", { timeout: 90_00
       "alice",
       mainAgentPayload("boss", "openai:boss-model", ["slow"]),
     );
-    await admin.close();
 
     // Two processes, each with its own data dir: only the database is shared.
     const start = async () => {
@@ -137,8 +135,9 @@ describe("several server processes on one PostgreSQL database", { timeout: 90_00
     expect(state.values.subagent_runs.map((run) => run.status)).toEqual(["cancelled"]);
     expect(state.next).toEqual([]);
 
-    // B is killed mid-run: A records B's run interrupted (B's pid is gone from this machine; a
-    // process on another machine would wait for B's lease to run out) and resumes the thread.
+    // The process running a run is killed mid-child: the other one finds the run's worker gone
+    // (its pid is gone from this machine; a process on another machine would wait for its lease
+    // to run out), claims it again as attempt 2 and resumes it from its last checkpoint.
     const again = await call(b, "POST", `${path}/runs`, {
       assistant_id: boss.id,
       input: input("again"),
@@ -146,14 +145,12 @@ describe("several server processes on one PostgreSQL database", { timeout: 90_00
     expect(again.status).toBe(200);
     const killedRunId = (again.body as { run_id: string }).run_id;
     await until(() => slowCalls() === 2, 20_000);
-    const killedPid = b.child.pid;
-    b.child.kill("SIGKILL");
-    await b.exited;
+    const victim = (await admin.runInfo("alice", killedRunId))?.runner_pid === a.child.pid ? a : b;
+    const survivor = victim === a ? b : a;
+    victim.child.kill("SIGKILL");
+    await victim.exited;
     hang = false;
-    const killed = await call(a, "GET", `${path}/runs/${killedRunId}`);
-    expect(killed.body).toMatchObject({ status: "interrupted", subagent_runs: [] });
-    expect((killed.body as { status_reason: string }).status_reason).toContain(`pid ${killedPid}`);
-    const resumed = await call(a, "POST", `${path}/runs/wait`, { assistant_id: boss.id });
+    const resumed = await call(survivor, "GET", `${path}/runs/${killedRunId}/join`);
     expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
     const values = resumed.body as {
       messages: { content: string }[];
@@ -163,10 +160,11 @@ describe("several server processes on one PostgreSQL database", { timeout: 90_00
     expect(values.subagent_runs.map((run) => run.status)).toEqual(["cancelled", "completed"]);
     // The resumed child continued its own thread: one more slow call, not a restart.
     expect(slowCalls()).toBe(3);
-    // The killed run stays interrupted after the thread ran again.
-    expect((await call(a, "GET", `${path}/runs/${killedRunId}`)).body).toMatchObject({
-      status: "interrupted",
-      status_reason: (killed.body as { status_reason: string }).status_reason,
+    expect((await call(survivor, "GET", `${path}/runs/${killedRunId}`)).body).toMatchObject({
+      status: "success",
+      attempt: 2,
     });
+    expect((await admin.runInfo("alice", killedRunId))?.runner_pid).toBe(survivor.child.pid);
+    await admin.close();
   });
 });
