@@ -88,7 +88,7 @@ describe("openSqliteDatabase", () => {
         "0009_knowledge_vectors",
         "0010_change_counters",
         "0011_run_events",
-      "0012_run_queue",
+        "0012_run_queue",
       ]);
     } finally {
       await second.close();

@@ -81,7 +81,7 @@ describe("migration 0003_users_tokens", () => {
         "0009_knowledge_vectors",
         "0010_change_counters",
         "0011_run_events",
-      "0012_run_queue",
+        "0012_run_queue",
       ]);
       // 0004 gives the old thread row the default metadata.
       expect(

@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { type Database, openPostgresDatabase } from "../../store/database.js";
+import { type NewQueuedRun, RunQueue } from "../../store/run-queue.js";
+import { RunRepository } from "../../store/runs.js";
+import { currentProcess } from "../../util/process-identity.js";
+import { createTestDatabase } from "../support/postgres-cluster.js";
+
+const clusterUrl = inject("postgresUrl");
+const LEASE_MS = 30_000;
+
+function queued(runId: string, threadId: string, uid = "alice"): NewQueuedRun {
+  return {
+    runId,
+    threadId,
+    uid,
+    agentId: "agent",
+    metadata: { n: runId },
+    request: { input: `hello ${runId}`, streamModes: ["values"], subgraphs: false },
+  };
+}
+
+/** Two pools on one database, as two worker processes have them. */
+describe("the run queue on PostgreSQL", { timeout: 60_000 }, () => {
+  const open: Database[] = [];
+  afterEach(async () => {
+    for (const database of open.splice(0)) await database.close();
+  });
+
+  async function twoWorkers() {
+    const url = await createTestDatabase(clusterUrl, "runqueue");
+    const first = await openPostgresDatabase(url);
+    const second = await openPostgresDatabase(url);
+    open.push(first, second);
+    return {
+      one: { queue: new RunQueue(first.db), runner: currentProcess("worker-one") },
+      two: { queue: new RunQueue(second.db), runner: currentProcess("worker-two") },
+      runs: new RunRepository(first.db),
+    };
+  }
+
+  it("queues one run per thread, refusing a second while one is pending or running", async () => {
+    const { one, runs } = await twoWorkers();
+    expect(await one.queue.enqueue(queued("r1", "t1"))).toBe(true);
+    expect(await one.queue.enqueue(queued("r2", "t1"))).toBe(false);
+    expect(await one.queue.enqueue(queued("r3", "t2"))).toBe(true);
+    expect(await runs.find("r1")).toMatchObject({ status: "pending", attempt: 0 });
+    expect(await runs.find("r2")).toBeUndefined();
+    expect(await one.queue.depth()).toMatchObject({ pending: 2 });
+
+    // A thread held by a run outside the queue (a library run) is busy too.
+    expect(await runs.acquireThread("t3", "library-run", LEASE_MS)).toBe(true);
+    expect(await one.queue.enqueue(queued("r4", "t3"))).toBe(false);
+  });
+
+  it("claims the oldest run first, with the thread's lease, as attempt 1", async () => {
+    const { one, runs } = await twoWorkers();
+    await one.queue.enqueue(queued("old", "t1"));
+    await one.queue.enqueue(queued("new", "t2"));
+    const claimed = await one.queue.claim(one.runner, LEASE_MS);
+    expect(claimed?.row).toMatchObject({
+      run_id: "old",
+      status: "running",
+      attempt: 1,
+      runner_instance: "worker-one",
+      runner_pid: process.pid,
+    });
+    expect(claimed?.request).toEqual({
+      input: "hello old",
+      streamModes: ["values"],
+      subgraphs: false,
+    });
+    expect(await runs.lease("t1")).toMatchObject({ run_id: "old", expired: false });
+    expect((await one.queue.claim(one.runner, LEASE_MS))?.row.run_id).toBe("new");
+    expect(await one.queue.claim(one.runner, LEASE_MS)).toBeUndefined();
+  });
+
+  it("never hands one run to two workers claiming at once", async () => {
+    const { one, two } = await twoWorkers();
+    const ids = Array.from({ length: 30 }, (_, index) => `run-${index}`);
+    for (const [index, runId] of ids.entries()) {
+      await one.queue.enqueue(queued(runId, `thread-${index}`));
+    }
+    const claimedBy = async (worker: typeof one) => {
+      const mine: string[] = [];
+      for (;;) {
+        const claimed = await worker.queue.claim(worker.runner, LEASE_MS);
+        if (!claimed) return mine;
+        mine.push(claimed.row.run_id);
+      }
+    };
+    const [first, second] = await Promise.all([claimedBy(one), claimedBy(two)]);
+    expect([...first, ...second].sort()).toEqual([...ids].sort());
+    expect(first.filter((runId) => second.includes(runId))).toEqual([]);
+  });
+
+  it("puts a run whose worker died back in the queue, until it has been tried enough", async () => {
+    const { one, two, runs } = await twoWorkers();
+    await one.queue.enqueue(queued("r1", "t1"));
+    await one.queue.claim(one.runner, LEASE_MS);
+    expect(await one.queue.requeue("r1", "worker one died", 2)).toBe("pending");
+    expect(await runs.find("r1")).toMatchObject({
+      status: "pending",
+      status_reason: "worker one died",
+    });
+    // Its thread's lease is the dead worker's until it runs out or is broken.
+    await runs.releaseThread("t1", "r1");
+    const again = await two.queue.claim(two.runner, LEASE_MS);
+    expect(again?.row).toMatchObject({ run_id: "r1", attempt: 2, runner_instance: "worker-two" });
+    expect(await two.queue.requeue("r1", "worker two died", 2)).toBe("error");
+    const failed = await runs.find("r1");
+    expect(failed?.status).toBe("error");
+    expect(failed?.status_reason).toContain("tried 2 times");
+    expect(failed?.status_reason).toContain("worker two died");
+    // Not running any more: a late requeue changes nothing.
+    expect(await two.queue.requeue("r1", "again", 2)).toBeUndefined();
+  });
+
+  it("lets only the attempt that holds a run end it, and cancels only pending runs of their owner", async () => {
+    const { one, two, runs } = await twoWorkers();
+    await one.queue.enqueue(queued("r1", "t1"));
+    await one.queue.claim(one.runner, LEASE_MS);
+    await two.queue.fail("r1", 1, two.runner, "not mine");
+    expect((await runs.find("r1"))?.status).toBe("running");
+    await one.queue.fail("r1", 1, one.runner, "its agent was deleted");
+    expect(await runs.find("r1")).toMatchObject({
+      status: "error",
+      status_reason: "its agent was deleted",
+    });
+    expect(await runs.lease("t1")).toBeUndefined();
+
+    await one.queue.enqueue(queued("r2", "t2"));
+    expect(await one.queue.cancelPending("bob", "r2")).toBe(false);
+    expect(await one.queue.cancelPending("alice", "r2")).toBe(true);
+    expect((await runs.find("r2"))?.status).toBe("interrupted");
+    expect(await one.queue.claim(one.runner, LEASE_MS)).toBeUndefined();
+    expect(await one.queue.holder("r1")).toMatchObject({ status: "error", attempt: 1 });
+  });
+});
