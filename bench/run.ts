@@ -18,6 +18,7 @@ import { msSince, nowNs } from "./lib/timing.js";
 import { buildScenario } from "./scenarios/build.js";
 import { checkpointScenario } from "./scenarios/checkpoints.js";
 import { dispatchScenario } from "./scenarios/dispatch.js";
+import { fleetScenario } from "./scenarios/fleet.js";
 import { knowledgeScenario } from "./scenarios/knowledge.js";
 import { loadScenario } from "./scenarios/load.js";
 import { parallelScenario } from "./scenarios/parallel.js";
@@ -30,6 +31,7 @@ const SCENARIOS: readonly Scenario[] = [
   checkpointScenario,
   snapshotScenario,
   loadScenario,
+  fleetScenario,
   buildScenario,
   promptScenario,
   knowledgeScenario,

@@ -103,7 +103,7 @@ export const runSchema = z.object({
   assistant_id: z.string(),
   status: z.enum(["pending", "running", "success", "error", "interrupted"]),
   metadata: z.record(z.string(), z.unknown()),
-  multitask_strategy: z.literal("reject"),
+  multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]),
   created_at: z.string(),
   updated_at: z.string(),
   status_reason: z

@@ -403,7 +403,8 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       // what was asked (`request`), claimed by any worker (`attempt` counts the claims), and
       // resumed by another after its worker died; `start_checkpoint_id` is the thread's newest
       // checkpoint when its first attempt began, so a later attempt knows whether the run had
-      // written anything yet ("" for a thread that had none).
+      // written anything yet ("" for a thread that had none); `claimed_at` when its latest
+      // attempt was claimed (pickup and takeover times).
       async up(db: Kysely<unknown>): Promise<void> {
         await db.schema
           .alterTable("runs")
@@ -411,6 +412,7 @@ export const MIGRATIONS: readonly NamedMigration[] = [
           .execute();
         await db.schema.alterTable("runs").addColumn("request", "text").execute();
         await db.schema.alterTable("runs").addColumn("start_checkpoint_id", "text").execute();
+        await db.schema.alterTable("runs").addColumn("claimed_at", "text").execute();
         await db.schema
           .createIndex("runs_status_created_at")
           .on("runs")

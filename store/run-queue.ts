@@ -15,6 +15,23 @@ import type { ProcessIdentity } from "../util/process-identity.js";
 import type { RunRow } from "./runs.js";
 import type { DatabaseSchema } from "./schema.js";
 
+/**
+ * What a new run does when its thread has a run pending or running (the LangGraph API's
+ * `multitask_strategy`): refuse (`reject`), wait behind it (`enqueue`), stop it and go next
+ * (`interrupt`, keeping what it did), or stop it and go next from where it started (`rollback`:
+ * the new run branches from the checkpoint the stopped one started from, and the stopped run's
+ * record is deleted once it has stopped).
+ */
+export type MultitaskStrategy = "reject" | "enqueue" | "interrupt" | "rollback";
+
+/** Every {@link MultitaskStrategy}, the default first. */
+export const MULTITASK_STRATEGIES: readonly MultitaskStrategy[] = [
+  "reject",
+  "enqueue",
+  "interrupt",
+  "rollback",
+];
+
 /** What a queued run was asked to do (its `request` column). */
 export interface QueuedRunRequest {
   /** The new message; undefined = run what the thread (or `checkpointId`) has next. */
@@ -23,6 +40,10 @@ export interface QueuedRunRequest {
   /** The API's stream modes its events are made for. */
   streamModes: string[];
   subgraphs: boolean;
+  /** What it was asked to do if its thread was busy. */
+  multitaskStrategy?: MultitaskStrategy;
+  /** A run this one rolled back: its record is deleted when this one starts. */
+  rollbackOf?: string;
 }
 
 /** A new run for the queue. */
@@ -61,31 +82,59 @@ export class RunQueue {
   }
 
   /**
-   * Writes `run` as pending, unless its thread has a run pending or running, or is held by a run
-   * outside the queue (one of the library's).
-   * @returns whether it was queued (false: the thread is busy)
+   * Writes `run` as pending. When its thread has a run pending or running, or is held by a run
+   * outside the queue (one of the library's), `strategy` decides (see {@link MultitaskStrategy}):
+   * `interrupt` and `rollback` mark the pending ones interrupted and ask the running one to stop.
+   * @returns whether it was queued (false: the thread is busy and the strategy is `reject`)
    */
-  async enqueue(run: NewQueuedRun): Promise<boolean> {
+  async enqueue(run: NewQueuedRun, strategy: MultitaskStrategy = "reject"): Promise<boolean> {
     return this.#db.transaction().execute(async (trx) => {
       // Enqueues on one thread take turns, so two never both find it free.
       await sql`select pg_advisory_xact_lock(hashtext(${`run_queue:${run.threadId}`}))`.execute(
         trx,
       );
       const now = new Date().toISOString();
-      const busy = await trx
+      const active = await trx
         .selectFrom("runs")
-        .select("run_id")
+        .select(["run_id", "status", "start_checkpoint_id"])
         .where("thread_id", "=", run.threadId)
         .where("status", "in", ["pending", "running"])
-        .limit(1)
-        .executeTakeFirst();
+        .execute();
       const held = await trx
         .selectFrom("thread_leases")
         .select("run_id")
         .where("thread_id", "=", run.threadId)
         .where("lease_until", ">=", now)
         .executeTakeFirst();
-      if (busy || held) return false;
+      if ((active.length > 0 || held) && strategy === "reject") return false;
+      let request = run.request;
+      if (strategy === "interrupt" || strategy === "rollback") {
+        const reason = `stopped for run ${run.runId} (multitask_strategy "${strategy}")`;
+        await trx
+          .updateTable("runs")
+          .set({ status: "interrupted", status_reason: reason, updated_at: now })
+          .where("thread_id", "=", run.threadId)
+          .where("status", "=", "pending")
+          .execute();
+        await trx
+          .updateTable("runs")
+          .set({ cancel_requested: 1, updated_at: now })
+          .where("thread_id", "=", run.threadId)
+          .where("status", "=", "running")
+          .execute();
+        const stopped = active.find((row) => row.status === "running");
+        if (strategy === "rollback" && stopped) {
+          // From where the stopped run started (a thread that had no checkpoint: from its
+          // latest, as nothing older exists); its record goes when this run starts.
+          request = {
+            ...request,
+            rollbackOf: stopped.run_id,
+            ...(stopped.start_checkpoint_id && !request.checkpointId
+              ? { checkpointId: stopped.start_checkpoint_id }
+              : {}),
+          };
+        }
+      }
       await trx
         .insertInto("runs")
         .values({
@@ -104,7 +153,7 @@ export class RunQueue {
           status_reason: null,
           metadata: JSON.stringify(run.metadata),
           attempt: 0,
-          request: JSON.stringify(run.request),
+          request: JSON.stringify(request),
         })
         .execute();
       return true;
@@ -162,6 +211,7 @@ export class RunQueue {
             status: "running",
             attempt: sql<number>`attempt + 1`,
             updated_at: now.toISOString(),
+            claimed_at: now.toISOString(),
             runner_instance: runner.instanceId,
             runner_host: runner.host,
             runner_pid: runner.pid,
@@ -219,6 +269,20 @@ export class RunQueue {
         .executeTakeFirst();
       if (Number(result.numUpdatedRows) === 1) {
         await trx.deleteFrom("thread_leases").where("run_id", "=", runId).execute();
+      }
+    });
+  }
+
+  /** Deletes the record and events of a run that has ended (rolled back by a later run). */
+  async deleteEnded(runId: string): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      const result = await trx
+        .deleteFrom("runs")
+        .where("run_id", "=", runId)
+        .where("status", "not in", ["pending", "running"])
+        .executeTakeFirst();
+      if (Number(result.numDeletedRows) === 1) {
+        await trx.deleteFrom("run_events").where("run_id", "=", runId).execute();
       }
     });
   }

@@ -122,6 +122,8 @@ export interface RunsTable {
   request: string | null;
   /** The thread's newest checkpoint id when the first attempt began ("" none); null before. */
   start_checkpoint_id: string | null;
+  /** ISO-8601, UTC: when a worker claimed its latest attempt; null for a run that never queued. */
+  claimed_at: string | null;
 }
 
 /** One row of `thread_leases`: which run holds a thread, until when (renewed while it runs). */

@@ -8,6 +8,8 @@ import { msSince, nowNs } from "./timing.js";
 
 export interface LoadCommand {
   base: string;
+  /** Several servers (a fleet): client i talks to `bases[i % n]`; default `[base]`. */
+  bases?: string[];
   token: string;
   assistantId: string;
   /** The user message of every turn. */
@@ -32,9 +34,11 @@ async function runLevel(command: LoadCommand): Promise<LoadReport> {
   const errors: string[] = [];
   const start = nowNs();
   await Promise.all(
-    Array.from({ length: command.clients }, async () => {
+    Array.from({ length: command.clients }, async (_, client) => {
+      const bases = command.bases ?? [command.base];
+      const base = bases[client % bases.length] ?? command.base;
       for (let c = 0; c < command.conversations; c += 1) {
-        await conversation(command, latencies, errors);
+        await conversation({ ...command, base }, latencies, errors);
       }
     }),
   );

@@ -1,7 +1,6 @@
-import { type ChildProcess, fork } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { createServer } from "../../server/app.js";
-import type { LoadCommand, LoadReport } from "../lib/load-client.js";
+import type { LoadReport } from "../lib/load-client.js";
+import { ClientProcess } from "../lib/load-client-process.js";
 import { BenchModel } from "../lib/model.js";
 import type { Scenario, TargetCheck } from "../lib/scenario.js";
 import { childReply, fanOutInput, mainReply } from "../lib/scripts.js";
@@ -29,9 +28,6 @@ interface LevelResult {
   p99Ms: number;
   peakRssMiB: number;
 }
-
-/** The client script, forked with tsx. */
-const CLIENT_SCRIPT = fileURLToPath(new URL("../lib/load-client.ts", import.meta.url));
 
 /**
  * Scenario 4: the HTTP service (createServer on an ephemeral port, SQLite store and saver in a
@@ -190,35 +186,6 @@ export const loadScenario: Scenario = {
     }
   },
 };
-
-/** The forked client process: one level at a time. */
-class ClientProcess {
-  private readonly child: ChildProcess;
-
-  constructor() {
-    this.child = fork(CLIENT_SCRIPT, [], {
-      execArgv: ["--import", "tsx"],
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
-  }
-
-  send(command: LoadCommand): Promise<LoadReport> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) =>
-        reject(new Error(`the load client process exited (${code}) mid-level`));
-      this.child.once("exit", onExit);
-      this.child.once("message", (report) => {
-        this.child.off("exit", onExit);
-        resolve(report as LoadReport);
-      });
-      this.child.send(command);
-    });
-  }
-
-  stop(): void {
-    if (this.child.connected) this.child.disconnect();
-  }
-}
 
 /**
  * `clients` concurrent clients (in the client process), each running `conversations`

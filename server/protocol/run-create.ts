@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { MULTITASK_STRATEGIES, type MultitaskStrategy } from "../../store/run-queue.js";
 import { WIRE_STREAM_MODES, type WireStreamMode } from "./translate.js";
 
 /**
@@ -46,6 +47,8 @@ export interface ParsedRunCreate {
   cancelOnDisconnect: boolean;
   createThread: boolean;
   metadata: Record<string, unknown>;
+  /** What to do when the thread has a run already (only "reject" outside a fleet). */
+  multitaskStrategy: MultitaskStrategy;
 }
 
 /** Longest message a run accepts (a larger one is refused, not cut). */
@@ -80,10 +83,12 @@ export function parseRunCreate(
       throw unsupported(field, "not supported by this server: leave it out");
     }
   }
-  if (body.multitask_strategy !== undefined && body.multitask_strategy !== "reject") {
-    throw unsupported(
-      "multitask_strategy",
-      `"${body.multitask_strategy}" is not supported: a thread runs one run at a time ("reject", the default, answers 409 while busy)`,
+  const strategy = body.multitask_strategy ?? "reject";
+  if (!(MULTITASK_STRATEGIES as readonly string[]).includes(strategy)) {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `multitask_strategy: "${strategy}" is not a strategy: use one of ${MULTITASK_STRATEGIES.join(", ")}`,
+      { field: "multitask_strategy" },
     );
   }
   if (
@@ -115,6 +120,7 @@ export function parseRunCreate(
     cancelOnDisconnect: body.on_disconnect === "cancel",
     createThread: body.if_not_exists === "create",
     metadata: body.metadata ?? {},
+    multitaskStrategy: strategy as MultitaskStrategy,
   };
 }
 

@@ -6,7 +6,11 @@ import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { Fleet } from "../../runs/fleet.js";
 import type { RunInfo } from "../../runs/run-info.js";
 import type { Runtime } from "../../runtime.js";
-import type { NewQueuedRun } from "../../store/run-queue.js";
+import {
+  MULTITASK_STRATEGIES,
+  type MultitaskStrategy,
+  type NewQueuedRun,
+} from "../../store/run-queue.js";
 import { parseRunCreate, type RunCreateBody, runCreateSchema } from "../protocol/run-create.js";
 import { sseFrame, startSse } from "../protocol/sse.js";
 import type { WireStreamMode } from "../protocol/translate.js";
@@ -42,6 +46,13 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     defaultModes: WireStreamMode[],
   ): Promise<StartedRun> {
     const parsed = parseRunCreate(body, defaultModes);
+    if (parsed.multitaskStrategy !== "reject" && !runtime.fleet) {
+      throw new SubagentGraphError(
+        ErrorCode.Unsupported,
+        `multitask_strategy: "${parsed.multitaskStrategy}" needs a fleet's queue, which runs on PostgreSQL (DATABASE_URL): one process on SQLite runs one run per thread at a time ("reject", the default, answers 409 while busy)`,
+        { field: "multitask_strategy" },
+      );
+    }
     const agent = await chatAgent(runtime, uid, parsed.assistantId);
     let threadId = thread.id;
     if (!thread.exists) {
@@ -66,7 +77,7 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
         throw nothingToRun(thread.external, parsed.checkpointId);
     }
     if (runtime.fleet) {
-      const queued = await enqueue(runtime.fleet, {
+      const queued = await enqueue(runtime.fleet, parsed.multitaskStrategy, {
         uid,
         threadId,
         agentId: agent.id,
@@ -76,6 +87,7 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
           ...(parsed.checkpointId ? { checkpointId: parsed.checkpointId } : {}),
           streamModes: [...parsed.streamModes],
           subgraphs: parsed.subgraphs,
+          multitaskStrategy: parsed.multitaskStrategy,
         },
       });
       return { queued, cancelOnDisconnect: parsed.cancelOnDisconnect };
@@ -106,9 +118,13 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
    * stands then (pending, or claimed already).
    * @throws SubagentGraphError `THREAD_BUSY` when the thread has a run pending or running
    */
-  async function enqueue(fleet: Fleet, run: Omit<NewQueuedRun, "runId">): Promise<RunInfo> {
+  async function enqueue(
+    fleet: Fleet,
+    strategy: MultitaskStrategy,
+    run: Omit<NewQueuedRun, "runId">,
+  ): Promise<RunInfo> {
     const runId = randomUUID();
-    if (!(await fleet.queue.enqueue({ ...run, runId }))) {
+    if (!(await fleet.queue.enqueue({ ...run, runId }, strategy))) {
       throw new SubagentGraphError(
         ErrorCode.ThreadBusy,
         `thread "${run.threadId}" already has a run pending or in progress: wait for it to finish or cancel it`,
@@ -399,7 +415,7 @@ function runJson(row: RunInfo) {
       : "error") as "pending" | "running" | "success" | "error" | "interrupted",
     attempt: Number(row.attempt),
     metadata: row.metadata,
-    multitask_strategy: "reject" as const,
+    multitask_strategy: strategyOf(row),
     created_at: row.created_at,
     updated_at: row.updated_at,
     status_reason: row.status_reason,
@@ -491,4 +507,17 @@ async function waitFor(reply: FastifyReply, run: ManagedRun, cancelOnDisconnect:
   reply.raw.off("close", onClose);
   if (run.status === "error" && run.error) return { __error__: run.error };
   return run.finalValues ?? {};
+}
+
+/** The multitask strategy a run was queued with ("reject" for one that never queued). */
+function strategyOf(row: RunInfo): MultitaskStrategy {
+  try {
+    const asked = (JSON.parse(row.request ?? "{}") as { multitaskStrategy?: string })
+      .multitaskStrategy;
+    return (MULTITASK_STRATEGIES as readonly (string | undefined)[]).includes(asked)
+      ? (asked as MultitaskStrategy)
+      : "reject";
+  } catch {
+    return "reject";
+  }
 }

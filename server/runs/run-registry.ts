@@ -197,6 +197,11 @@ export class RunRegistry {
     }
     this.executing.add(run);
     try {
+      // A rolled-back run has stopped (this one was claimed once its thread ran nothing): its
+      // record goes, as the API's rollback deletes it.
+      if (request.rollbackOf && Number(row.attempt) === 1) {
+        await fleet.queue.deleteEnded(request.rollbackOf);
+      }
       const items = this.runtime.streamChunks(
         {
           ...runRequest(run),

@@ -1,27 +1,6 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Client } from "@langchain/langgraph-sdk";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { createRuntime } from "../../runtime.js";
-import { type FakeOpenAIServer, startFakeOpenAIServer } from "../support/fake-openai-server.js";
-import { createTestDatabase } from "../support/postgres-cluster.js";
-import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
-import { cleanEnv, type ServerProcess, startServerProcess } from "../support/server-process.js";
+import { collect, human, startTestFleet, type TestFleet } from "../support/fleet.js";
 import { until } from "../support/until.js";
-
-interface Part {
-  event: string;
-  data: unknown;
-}
-
-async function collect(stream: AsyncIterable<Part>): Promise<Part[]> {
-  const parts: Part[] = [];
-  for await (const part of stream) parts.push({ event: part.event, data: part.data });
-  return parts;
-}
-
-const human = (content: string) => ({ messages: [{ type: "human", content }] });
 
 /**
  * A fleet of real server processes on one PostgreSQL database, driven by the official SDK only:
@@ -30,70 +9,21 @@ const human = (content: string) => ({ messages: [{ type: "human", content }] });
  * reaches it, and a worker killed mid-run has its run resumed by another as attempt 2.
  */
 describe("a fleet: queued runs, streams from any process, takeover", { timeout: 180_000 }, () => {
-  const servers: ServerProcess[] = [];
-  let fake: FakeOpenAIServer | undefined;
-  const dirs: string[] = [];
+  let fleet: TestFleet | undefined;
   afterEach(async () => {
-    for (const server of servers) server.child.kill("SIGKILL");
-    await Promise.all(servers.map((server) => server.exited));
-    servers.length = 0;
-    await fake?.close();
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+    await fleet?.close();
+    fleet = undefined;
   });
 
   it("queues on A, runs on B, streams from C, cancels from A, and resumes after a kill", async () => {
-    const databaseUrl = await createTestDatabase(inject("postgresUrl"), "fleetstreams");
-    let childDelayMs = 600;
-    fake = await startFakeOpenAIServer((request) => {
-      const answered = request.messages.at(-1)?.role === "tool";
-      if (request.model === "boss-model") {
-        return answered
-          ? { content: "final answer" }
-          : {
-              content: "",
-              toolCalls: [
-                { name: "task", arguments: { description: "dig", subagent_type: "slow" } },
-              ],
-            };
-      }
-      return { content: "slow done", delayMs: childDelayMs };
-    });
-    const env = cleanEnv({
-      DATABASE_URL: databaseUrl,
-      OPENAI_API_KEY: "sk-test",
-      OPENAI_BASE_URL: fake.url,
-      OPENAI_MAX_RETRIES: "0",
-      SUBAGENT_THREAD_LEASE_MS: "900",
-    });
-    const adminDir = await mkdtemp(join(tmpdir(), "fleet-admin-"));
-    dirs.push(adminDir);
-    const admin = await createRuntime({ dataDir: adminDir, env });
-    await admin.users.add("alice");
-    const { token } = await admin.users.issueToken("alice");
-    await admin.agents.create("alice", subagentPayload("slow", "openai:slow-model"));
-    const boss = await admin.agents.create(
-      "alice",
-      mainAgentPayload("boss", "openai:boss-model", ["slow"]),
-    );
-
-    const start = async (role: string) => {
-      const dir = await mkdtemp(join(tmpdir(), `fleet-${role}-`));
-      dirs.push(dir);
-      const server = startServerProcess(dir, { ...env, SUBAGENT_ROLE: role });
-      servers.push(server);
-      await until(() => server.base() !== "" || server.child.exitCode !== null, 30_000);
-      expect(server.base(), server.output()).not.toBe("");
-      return server;
-    };
-    const a = await start("api");
-    const b = await start("worker");
-    const c = await start("api");
-    const sdk = (server: ServerProcess) =>
-      new Client({ apiUrl: server.base(), apiKey: token, defaultHeaders: {} });
+    fleet = await startTestFleet(inject("postgresUrl"), "fleetstreams");
+    const { token, sdk, slowCalls, runner, fake } = fleet;
+    const boss = { id: fleet.bossId };
+    const a = await fleet.start("api");
+    const b = await fleet.start("worker");
+    const c = await fleet.start("api");
     const onA = sdk(a);
     const onC = sdk(c);
-    const slowCalls = () => fake?.requests.filter((r) => r.model === "slow-model").length ?? 0;
-    const runner = async (runId: string) => (await admin.runInfo("alice", runId))?.runner_pid;
 
     // A worker serves no API, only its health and metrics.
     expect((await fetch(`${b.base()}/ok`)).status).toBe(200);
@@ -139,7 +69,7 @@ describe("a fleet: queued runs, streams from any process, takeover", { timeout: 
     });
 
     // A run whose child hangs, followed from C and cancelled from A.
-    childDelayMs = 60_000;
+    fleet.childDelayMs = 60_000;
     const hanging = await onA.runs.create(thread.thread_id, boss.id, {
       input: human("again"),
       streamMode: ["values"],
@@ -149,13 +79,13 @@ describe("a fleet: queued runs, streams from any process, takeover", { timeout: 
     await onA.runs.cancel(thread.thread_id, hanging.run_id);
     expect((await followed)[0]).toMatchObject({ event: "metadata" });
     expect((await onC.runs.get(thread.thread_id, hanging.run_id)).status).toBe("interrupted");
-    await until(() => (fake?.aborted.length ?? 0) === 1);
+    await until(() => fake.aborted.length === 1);
 
     // A second worker joins; the worker running the next run is killed mid-child: the other
     // resumes it as attempt 2, the child going on on its own thread, and C's stream goes on to
     // the end of the run.
-    const d = await start("worker");
-    childDelayMs = 2000;
+    const d = await fleet.start("worker");
+    fleet.childDelayMs = 2000;
     const doomed = await onA.runs.create(thread.thread_id, boss.id, {
       input: human("once more"),
       streamMode: ["values"],
@@ -188,6 +118,5 @@ describe("a fleet: queued runs, streams from any process, takeover", { timeout: 
       "cancelled",
       "completed",
     ]);
-    await admin.close();
   });
 });

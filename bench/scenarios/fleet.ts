@@ -1,0 +1,305 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createRuntime, type Runtime } from "../../runtime.js";
+import { type Database, openPostgresDatabase } from "../../store/database.js";
+import { startFakeOpenAIServer } from "../../test/support/fake-openai-server.js";
+import { mainAgentPayload, subagentPayload } from "../../test/support/runtime-fixture.js";
+import {
+  cleanEnv,
+  type ServerProcess,
+  startServerProcess,
+} from "../../test/support/server-process.js";
+import type { LoadCommand } from "../lib/load-client.js";
+import { ClientProcess } from "../lib/load-client-process.js";
+import { freshPostgresDatabase } from "../lib/postgres.js";
+import type { Scenario, TargetCheck } from "../lib/scenario.js";
+import { CHILD_NAME, fanOutInput } from "../lib/scripts.js";
+import { percentile } from "../lib/stats.js";
+import { MAIN_SLUG, UID } from "../lib/systems.js";
+import { fmt, type Table } from "../lib/table.js";
+
+const LATENCY_MS = 50;
+const TURNS = 3;
+/** The lease the fleet runs with here (SUBAGENT_THREAD_LEASE_MS). */
+const LEASE_MS = 3000;
+/** The input whose subagent takes long enough to kill its worker mid-run. */
+const SLOW_INPUT = "fan out 1 slowly";
+
+interface FleetLevel {
+  processes: number;
+  clients: number;
+  runs: number;
+  errors: number;
+  errorSamples: string[];
+  runsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  pickupP50Ms: number;
+  pickupP99Ms: number;
+}
+
+/**
+ * Scenario 4b, the load scenario's fleet mode: real `serve` processes on one PostgreSQL database
+ * (1 process, then 2, each answering requests and running queued runs), a fake OpenAI server
+ * with a 50 ms model, and 32 and 64 clients running 3-turn conversations with a subagent per
+ * turn; then the takeover time after a SIGKILL of the worker running a run.
+ */
+export const fleetScenario: Scenario = {
+  name: "fleet",
+  title: "4b. Service load on a fleet (PostgreSQL, 50 ms model)",
+  async run({ quick }) {
+    const databaseUrl = await freshPostgresDatabase("fleet");
+    if (!databaseUrl) {
+      return {
+        tables: [],
+        data: { skipped: "PostgreSQL is not installed" },
+        targets: [{ target: "fleet", met: undefined, detail: "PostgreSQL is not installed" }],
+      };
+    }
+    const levels = quick ? [8, 16] : [32, 64];
+    const fake = await startFakeOpenAIServer((request) => {
+      const last = request.messages.at(-1);
+      const firstHuman = request.messages.find((message) => message.role === "user")?.content;
+      if (request.model === "child-model") {
+        const slow = String(firstHuman).includes("slowly");
+        return { content: `answer to: ${firstHuman}`, delayMs: slow ? 4000 : LATENCY_MS };
+      }
+      if (last?.role === "tool") {
+        return { content: "done (1 results in the thread)", delayMs: LATENCY_MS };
+      }
+      const slowly = String(last?.content).includes("slowly");
+      return {
+        content: "",
+        toolCalls: [
+          {
+            name: "task",
+            arguments: {
+              description: slowly ? "Question 1, slowly" : "Question 1: what is 0 + 1?",
+              subagent_type: CHILD_NAME,
+            },
+          },
+        ],
+        delayMs: LATENCY_MS,
+      };
+    });
+    const env = cleanEnv({
+      DATABASE_URL: databaseUrl,
+      OPENAI_API_KEY: "sk-bench",
+      OPENAI_BASE_URL: fake.url,
+      OPENAI_MAX_RETRIES: "0",
+      SUBAGENT_THREAD_LEASE_MS: String(LEASE_MS),
+      SUBAGENT_WORKERS: "64",
+    });
+    const dirs: string[] = [];
+    const servers: ServerProcess[] = [];
+    const clients = new ClientProcess();
+    let admin: Runtime | undefined;
+    const database = await openPostgresDatabase(databaseUrl);
+    try {
+      const adminDir = await mkdtemp(join(tmpdir(), "bench-fleet-"));
+      dirs.push(adminDir);
+      admin = await createRuntime({ dataDir: adminDir, env });
+      await admin.users.add(UID);
+      const { token } = await admin.users.issueToken(UID);
+      await admin.agents.create(UID, subagentPayload(CHILD_NAME, "openai:child-model"));
+      await admin.agents.create(
+        UID,
+        mainAgentPayload(MAIN_SLUG, "openai:main-model", [CHILD_NAME]),
+      );
+      const start = async () => {
+        const dir = await mkdtemp(join(tmpdir(), "bench-fleet-"));
+        dirs.push(dir);
+        const server = startServerProcess(dir, env);
+        servers.push(server);
+        const deadline = Date.now() + 60_000;
+        while (server.base() === "" && server.child.exitCode === null && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        if (server.base() === "") throw new Error(`serve did not start: ${server.output()}`);
+        return server;
+      };
+
+      const results: FleetLevel[] = [];
+      for (const processes of [1, 2]) {
+        while (servers.length < processes) await start();
+        const bases = servers.map((server) => server.base());
+        // Warm-up: every process compiles its graphs once.
+        await clients.send({ ...command(bases, token), clients: 2 * processes });
+        for (const clientCount of levels) {
+          const since = new Date().toISOString();
+          const report = await clients.send({ ...command(bases, token), clients: clientCount });
+          const pickups = await pickupTimes(database, since);
+          results.push({
+            processes,
+            clients: clientCount,
+            runs: report.runs,
+            errors: report.errors.length,
+            errorSamples: report.errors.slice(0, 3),
+            runsPerSecond: report.runs / (report.wallMs / 1000),
+            p50Ms: report.p50Ms,
+            p99Ms: report.p99Ms,
+            pickupP50Ms: percentile(pickups, 50),
+            pickupP99Ms: percentile(pickups, 99),
+          });
+        }
+      }
+      const takeover = await measureTakeover(admin, servers, token, start);
+
+      const table: Table = {
+        title: "Fleet: one PostgreSQL, 1 vs 2 processes (each API and worker), 50 ms model",
+        headers: [
+          "processes",
+          "clients",
+          "runs",
+          "errors",
+          "runs/s",
+          "p50 ms",
+          "p99 ms",
+          "pickup p50 ms",
+          "pickup p99 ms",
+        ],
+        rows: results.map((r) => [
+          String(r.processes),
+          String(r.clients),
+          String(r.runs),
+          String(r.errors),
+          fmt(r.runsPerSecond, 1),
+          fmt(r.p50Ms, 0),
+          fmt(r.p99Ms, 0),
+          fmt(r.pickupP50Ms, 1),
+          fmt(r.pickupP99Ms, 1),
+        ]),
+        notes: [
+          `a run = one POST /threads/:id/runs/wait of a ${TURNS}-turn conversation (main, child, main: 3 model calls of ${LATENCY_MS} ms); clients alternate between the processes; pickup = a run's claim time − its creation time (runs.claimed_at − runs.created_at).`,
+          `takeover: a run whose subagent takes 4 s, its worker SIGKILLed mid-child; ${takeover.detail}`,
+        ],
+      };
+      const errors = results.reduce((sum, r) => sum + r.errors, 0);
+      const ratios = levels.map((clientCount) => {
+        const one = results.find((r) => r.processes === 1 && r.clients === clientCount);
+        const two = results.find((r) => r.processes === 2 && r.clients === clientCount);
+        return (two?.runsPerSecond ?? 0) / (one?.runsPerSecond ?? Number.NaN);
+      });
+      const pickupP50 = Math.max(...results.map((r) => r.pickupP50Ms));
+      const targets: TargetCheck[] = [
+        {
+          target: "fleet: 0 errors and 0 lost runs",
+          met: errors === 0 && takeover.status === "success",
+          detail: `${errors} errors; the killed worker's run ended ${takeover.status}`,
+        },
+        {
+          target: "fleet: 2 processes ≥ 1.6 × one process's runs/s",
+          met: ratios.every((ratio) => ratio >= 1.6),
+          detail: ratios.map((ratio, i) => `${levels[i]} clients ${fmt(ratio, 2)}×`).join(", "),
+        },
+        {
+          target: "fleet: pickup p50 ≤ 20 ms",
+          met: pickupP50 <= 20,
+          detail: `worst level's p50 ${fmt(pickupP50, 1)} ms`,
+        },
+        {
+          target: "fleet: takeover ≤ lease + 1 s",
+          met: takeover.ms <= LEASE_MS + 1000,
+          detail: `${fmt(takeover.ms, 0)} ms (lease ${LEASE_MS} ms)`,
+        },
+      ];
+      return {
+        tables: [table],
+        data: { latencyMs: LATENCY_MS, turns: TURNS, leaseMs: LEASE_MS, results, takeover, ratios },
+        targets,
+      };
+    } finally {
+      clients.stop();
+      for (const server of servers) server.child.kill("SIGKILL");
+      await Promise.all(servers.map((server) => server.exited));
+      await admin?.close();
+      await database.close();
+      await fake.close();
+      for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+    }
+  },
+};
+
+function command(bases: string[], token: string): LoadCommand {
+  return {
+    base: bases[0] ?? "",
+    bases,
+    token,
+    assistantId: MAIN_SLUG,
+    input: fanOutInput(1),
+    clients: 1,
+    conversations: 1,
+    turns: TURNS,
+  };
+}
+
+/** Claim − creation of every queued run created since `since`, in ms. */
+async function pickupTimes(database: Database, since: string): Promise<number[]> {
+  const rows = await database.db
+    .selectFrom("runs")
+    .select(["created_at", "claimed_at"])
+    .where("created_at", ">=", since)
+    .where("claimed_at", "is not", null)
+    .execute();
+  return rows.map((row) => Date.parse(row.claimed_at ?? "") - Date.parse(row.created_at));
+}
+
+/**
+ * Starts a run whose subagent takes 4 s, SIGKILLs the worker running it once the subagent has
+ * started, and measures until another worker claimed it again (its `claimed_at`).
+ */
+async function measureTakeover(
+  admin: Runtime,
+  servers: ServerProcess[],
+  token: string,
+  start: () => Promise<ServerProcess>,
+): Promise<{ ms: number; status: string; attempt: number; detail: string }> {
+  const base = servers[0]?.base() ?? "";
+  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+  const thread = (await (
+    await fetch(`${base}/threads`, { method: "POST", headers, body: "{}" })
+  ).json()) as { thread_id: string };
+  const run = (await (
+    await fetch(`${base}/threads/${thread.thread_id}/runs`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        assistant_id: MAIN_SLUG,
+        input: { messages: [{ type: "human", content: SLOW_INPUT }] },
+      }),
+    })
+  ).json()) as { run_id: string };
+  // Once the run is on its subagent (well into its 4 s), kill the process running it.
+  let info = await admin.runInfo(UID, run.run_id);
+  const deadline = Date.now() + 30_000;
+  while ((info?.status !== "running" || info.runner_pid === null) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    info = await admin.runInfo(UID, run.run_id);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const victim = servers.find((server) => server.child.pid === info?.runner_pid);
+  if (!victim) return { ms: Number.NaN, status: "unknown", attempt: 0, detail: "no victim" };
+  const killedAt = Date.now();
+  victim.child.kill("SIGKILL");
+  await victim.exited;
+  servers.splice(servers.indexOf(victim), 1);
+  if (servers.length === 0) await start();
+  let claimedAgain: number | undefined;
+  while (Date.now() < killedAt + 60_000) {
+    info = await admin.runInfo(UID, run.run_id);
+    if (claimedAgain === undefined && Number(info?.attempt) >= 2 && info?.claimed_at) {
+      claimedAgain = Date.parse(info.claimed_at);
+    }
+    if (info && !["pending", "running"].includes(info.status)) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const ms = (claimedAgain ?? Number.NaN) - killedAt;
+  const status = info?.status ?? "unknown";
+  return {
+    ms,
+    status,
+    attempt: Number(info?.attempt),
+    detail: `claimed again as attempt ${info?.attempt} ${fmt(ms, 0)} ms after the kill (a worker on the same machine sees the dead pid; on another machine it waits for the ${LEASE_MS} ms lease), ended ${status}`,
+  };
+}

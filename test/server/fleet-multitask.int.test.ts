@@ -1,0 +1,82 @@
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { human, startTestFleet, type TestFleet } from "../support/fleet.js";
+import { until } from "../support/until.js";
+
+interface Values {
+  messages: { type: string; content: string }[];
+}
+
+/**
+ * The multitask strategies across processes, through the official SDK: an API-only process
+ * takes the requests, a worker-only process runs them.
+ */
+describe("multitask strategies in a fleet", { timeout: 180_000 }, () => {
+  let fleet: TestFleet | undefined;
+  afterEach(async () => {
+    await fleet?.close();
+    fleet = undefined;
+  });
+
+  it("enqueues behind a run, interrupts it keeping its turn, or rolls it back", async () => {
+    fleet = await startTestFleet(inject("postgresUrl"), "multitask");
+    const { sdk, slowCalls, bossId } = fleet;
+    const api = sdk(await fleet.start("api"));
+    await fleet.start("worker");
+    const thread = await api.threads.create();
+    const humans = async () =>
+      ((await api.threads.getState(thread.thread_id)).values as unknown as Values).messages
+        .filter((message) => message.type === "human")
+        .map((message) => message.content);
+
+    // enqueue: the second run waits for the first, then runs on what it left.
+    fleet.childDelayMs = 1500;
+    const first = await api.runs.create(thread.thread_id, bossId, { input: human("one") });
+    await until(() => slowCalls() === 1, 20_000);
+    const queued = await api.runs.create(thread.thread_id, bossId, {
+      input: human("two"),
+      multitaskStrategy: "enqueue",
+    });
+    expect(queued).toMatchObject({ status: "pending", multitask_strategy: "enqueue" });
+    // reject (the default) still refuses while the thread is busy.
+    await expect(
+      api.runs.create(thread.thread_id, bossId, { input: human("no") }),
+    ).rejects.toMatchObject({ status: 409 });
+    await api.runs.join(thread.thread_id, queued.run_id);
+    expect((await api.runs.get(thread.thread_id, first.run_id)).status).toBe("success");
+    expect((await api.runs.get(thread.thread_id, queued.run_id)).status).toBe("success");
+    expect(await humans()).toEqual(["one", "two"]);
+
+    // interrupt: the running run stops (its turn is kept, repaired), the new one runs next.
+    fleet.childDelayMs = 60_000;
+    const stopped = await api.runs.create(thread.thread_id, bossId, { input: human("three") });
+    await until(() => slowCalls() === 3, 20_000);
+    fleet.childDelayMs = 0;
+    const interrupting = await api.runs.create(thread.thread_id, bossId, {
+      input: human("four"),
+      multitaskStrategy: "interrupt",
+    });
+    await api.runs.join(thread.thread_id, interrupting.run_id);
+    expect((await api.runs.get(thread.thread_id, stopped.run_id)).status).toBe("interrupted");
+    expect((await api.runs.get(thread.thread_id, interrupting.run_id)).status).toBe("success");
+    expect(await humans()).toEqual(["one", "two", "three", "four"]);
+
+    // rollback: the running run stops and is deleted, the new one runs from where it started.
+    fleet.childDelayMs = 60_000;
+    const rolledBack = await api.runs.create(thread.thread_id, bossId, { input: human("five") });
+    await until(() => slowCalls() === 5, 20_000);
+    fleet.childDelayMs = 0;
+    const rollingBack = await api.runs.create(thread.thread_id, bossId, {
+      input: human("six"),
+      multitaskStrategy: "rollback",
+    });
+    const values = (await api.runs.join(thread.thread_id, rollingBack.run_id)) as unknown as Values;
+    expect(values.messages.at(-1)?.content).toBe("final answer");
+    await expect(api.runs.get(thread.thread_id, rolledBack.run_id)).rejects.toMatchObject({
+      status: 404,
+    });
+    expect(await humans()).toEqual(["one", "two", "three", "four", "six"]);
+    const runs = await api.runs.list(thread.thread_id, { limit: 20 });
+    expect(runs.map((run) => run.run_id)).not.toContain(rolledBack.run_id);
+    expect(runs).toHaveLength(5);
+  });
+});
