@@ -118,5 +118,9 @@ describe("a fleet: queued runs, streams from any process, takeover", { timeout: 
       "cancelled",
       "completed",
     ]);
+    // The resumed child went on on its own thread: its question, then its one answer.
+    const resumedChild = finalValues.subagent_runs.at(-1) as unknown as { child_thread_id: string };
+    const childView = await fleet.admin.childThread("alice", resumedChild.child_thread_id);
+    expect(childView.messages.map((message) => message.getType())).toEqual(["human", "ai"]);
   });
 });
