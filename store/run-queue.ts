@@ -12,7 +12,7 @@
 
 import { type Kysely, sql } from "kysely";
 import type { ProcessIdentity } from "../util/process-identity.js";
-import type { RunRow } from "./runs.js";
+import { type RunRow, runnerColumns } from "./runs.js";
 import type { DatabaseSchema } from "./schema.js";
 
 /**
@@ -145,11 +145,7 @@ export class RunQueue {
           status: "pending",
           created_at: now,
           updated_at: now,
-          runner_instance: null,
-          runner_host: null,
-          runner_pid: null,
-          runner_pid_scope: null,
-          runner_pid_start: null,
+          ...runnerColumns(undefined),
           status_reason: null,
           metadata: JSON.stringify(run.metadata),
           attempt: 0,
@@ -212,11 +208,7 @@ export class RunQueue {
             attempt: sql<number>`attempt + 1`,
             updated_at: now.toISOString(),
             claimed_at: now.toISOString(),
-            runner_instance: runner.instanceId,
-            runner_host: runner.host,
-            runner_pid: runner.pid,
-            runner_pid_scope: runner.pidScope,
-            runner_pid_start: runner.pidStart,
+            ...runnerColumns(runner),
           })
           .where("run_id", "=", candidate.run_id)
           .returningAll()

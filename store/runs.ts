@@ -39,6 +39,17 @@ export interface RunEnd {
   reason?: string | null;
 }
 
+/** The columns of a run's row that name the process running it (all null for none). */
+export function runnerColumns(runner: ProcessIdentity | undefined) {
+  return {
+    runner_instance: runner?.instanceId ?? null,
+    runner_host: runner?.host ?? null,
+    runner_pid: runner?.pid ?? null,
+    runner_pid_scope: runner?.pidScope ?? null,
+    runner_pid_start: runner?.pidStart ?? null,
+  };
+}
+
 /** Reads and writes `runs` and `thread_leases`. */
 export class RunRepository {
   readonly #db: Kysely<DatabaseSchema>;
@@ -155,11 +166,7 @@ export class RunRepository {
         status: "running",
         created_at: now,
         updated_at: now,
-        runner_instance: run.runner?.instanceId ?? null,
-        runner_host: run.runner?.host ?? null,
-        runner_pid: run.runner?.pid ?? null,
-        runner_pid_scope: run.runner?.pidScope ?? null,
-        runner_pid_start: run.runner?.pidStart ?? null,
+        ...runnerColumns(run.runner),
         status_reason: null,
         metadata: JSON.stringify(run.metadata ?? {}),
       })

@@ -4,11 +4,9 @@
  * reason and the children it finished, and the thread takes its next run at once (the dead
  * process's 30 s lease is not waited out).
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
@@ -20,52 +18,12 @@ import {
   startFakeOpenAIServer,
 } from "../support/fake-openai-server.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
+import {
+  cleanEnv,
+  type ServerProcess as Server,
+  startServerProcess as startServer,
+} from "../support/server-process.js";
 import { until } from "../support/until.js";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-
-interface Server {
-  child: ChildProcess;
-  base: () => string;
-  output: () => string;
-  exited: Promise<unknown>;
-}
-
-/** `serve` on `dataDir` in its own process (an ephemeral port, no console). */
-function startServer(dataDir: string, env: NodeJS.ProcessEnv): Server {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", "--no-console", "--data", dataDir],
-    { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  const collect = (chunk: unknown) => {
-    output += String(chunk);
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  const exited = new Promise((resolve) => child.on("exit", resolve));
-  return {
-    child,
-    base: () => /serving on (http:\/\/\S+)/.exec(output)?.[1] ?? "",
-    output: () => output,
-    exited,
-  };
-}
-
-/** The parent environment without model keys, subagent settings or a database URL. */
-function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) =>
-        !key.startsWith("OPENAI_") &&
-        !key.startsWith("SUBAGENT_") &&
-        key !== "DATABASE_URL" &&
-        key !== "PORT",
-    ),
-  );
-  return { ...env, ...extra };
-}
 
 const toolResults = (request: ChatCompletionRequestBody) =>
   request.messages.filter((message) => message.role === "tool");
