@@ -56,6 +56,11 @@ export interface RunRequest {
   claimed?: ClaimedAttempt & {
     /** The thread's newest checkpoint id when the first attempt began ("" none), if recorded. */
     startCheckpointId: string | null;
+    /**
+     * When the first attempt was claimed: the run's start for every attempt, so the subagent
+     * records of an earlier attempt are the run's too.
+     */
+    firstClaimedAt: string;
   };
 }
 
@@ -192,7 +197,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       running.release(runId);
       throw error;
     }
-    const startedAt = new Date().toISOString();
+    const startedAt = request.claimed?.firstClaimedAt ?? new Date().toISOString();
     const release = async (status: RunOutcome) => {
       // The records of the children this run made, whatever its end (a failed or cancelled run
       // too), read while the thread is still held: the next run may write to it. A finished run

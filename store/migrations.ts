@@ -403,8 +403,8 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       // what was asked (`request`), claimed by any worker (`attempt` counts the claims), and
       // resumed by another after its worker died; `start_checkpoint_id` is the thread's newest
       // checkpoint when its first attempt began, so a later attempt knows whether the run had
-      // written anything yet ("" for a thread that had none); `claimed_at` when its latest
-      // attempt was claimed (pickup and takeover times).
+      // written anything yet ("" for a thread that had none); `claimed_at` when a worker first
+      // claimed it (the run's start for every attempt, and its pickup time).
       async up(db: Kysely<unknown>): Promise<void> {
         await db.schema
           .alterTable("runs")

@@ -207,7 +207,8 @@ export class RunQueue {
             status: "running",
             attempt: sql<number>`attempt + 1`,
             updated_at: now.toISOString(),
-            claimed_at: now.toISOString(),
+            // The first claim's time: when the run began, whatever attempt follows.
+            claimed_at: sql<string>`coalesce(claimed_at, ${now.toISOString()})`,
             ...runnerColumns(runner),
           })
           .where("run_id", "=", candidate.run_id)

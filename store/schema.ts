@@ -122,7 +122,7 @@ export interface RunsTable {
   request: string | null;
   /** The thread's newest checkpoint id when the first attempt began ("" none); null before. */
   start_checkpoint_id: string | null;
-  /** ISO-8601, UTC: when a worker claimed its latest attempt; null for a run that never queued. */
+  /** ISO-8601, UTC: when a worker first claimed it; null for a run that never queued or waits. */
   claimed_at: string | null;
 }
 

@@ -209,6 +209,7 @@ export class RunRegistry {
             queue: fleet.queue,
             attempt: Number(row.attempt),
             startCheckpointId: row.start_checkpoint_id,
+            firstClaimedAt: row.claimed_at ?? row.created_at,
           },
         },
         graphModesOf(run.options),

@@ -143,6 +143,10 @@ describe("a fleet under SIGKILL", { timeout: 600_000 }, () => {
       const info = await admin.runInfo("alice", runId);
       expect(info?.status, `${runId}: ${info?.status_reason}`).toBe("success");
       attempts.push(Number(info?.attempt));
+      // The run's record has every child it made, whichever attempt made it.
+      expect(info?.subagent_runs.map((record) => record.status)).toEqual(
+        Array(CHILDREN).fill("completed"),
+      );
       // Each task call: exactly one completed record.
       const state = await admin.threads.state("alice", threadId);
       type Records = { status: string; id: string; child_thread_id: string }[];
