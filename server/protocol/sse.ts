@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { FastifyReply } from "fastify";
 
 /** One server-sent event of a run, with its per-run sequence number. */
 export interface RunStreamEvent {
@@ -23,4 +24,17 @@ export function startSse(response: ServerResponse, headers: Record<string, strin
     "x-accel-buffering": "no",
   });
   response.flushHeaders();
+}
+
+/**
+ * The headers hooks have set on `reply` so far (CORS among them), as plain strings: a hijacked
+ * reply (an SSE stream) sends them itself.
+ */
+export function replyHeaders(reply: FastifyReply): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined)
+      headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
+  }
+  return headers;
 }

@@ -12,7 +12,7 @@ import {
   type NewQueuedRun,
 } from "../../store/run-queue.js";
 import { parseRunCreate, type RunCreateBody, runCreateSchema } from "../protocol/run-create.js";
-import { sseFrame, startSse } from "../protocol/sse.js";
+import { replyHeaders, sseFrame, startSse } from "../protocol/sse.js";
 import type { WireStreamMode } from "../protocol/translate.js";
 import { RemoteRuns } from "../runs/remote-runs.js";
 import type { ManagedRun, RunRegistry } from "../runs/run-registry.js";
@@ -471,11 +471,7 @@ function streamRun(
   afterId: number,
   cancelOnDisconnect: boolean,
 ): void {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined)
-      headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
-  }
+  const headers = replyHeaders(reply);
   // A hijacked reply skips the onSend hooks: the caller's ids are put back here.
   const shown = (text: string) => unscopeText(request.uid, text);
   headers["content-location"] = shown(runLocation(run));

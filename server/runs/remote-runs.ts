@@ -3,7 +3,7 @@ import type { LoggedRunEvent, RunEventFollow, RunEventLog } from "../../runs/run
 import type { RunInfo } from "../../runs/run-info.js";
 import type { Runtime } from "../../runtime.js";
 import { serializeSnapshot } from "../protocol/serialize.js";
-import { sseFrame, startSse } from "../protocol/sse.js";
+import { replyHeaders, sseFrame, startSse } from "../protocol/sse.js";
 import { unscopeText } from "../thread-scope.js";
 
 /**
@@ -28,7 +28,10 @@ export class RemoteRuns {
     cancelOnDisconnect: boolean,
   ): Promise<void> {
     const shown = (text: string) => unscopeText(request.uid, text);
-    const headers: Record<string, string> = {
+    // A hijacked reply skips the onSend hooks: the hooks' headers (CORS) and the caller's ids
+    // are put in here.
+    const headers = {
+      ...replyHeaders(reply),
       "content-location": shown(`/threads/${run.thread_id}/runs/${run.run_id}`),
     };
     reply.hijack();

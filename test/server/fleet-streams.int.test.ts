@@ -59,6 +59,19 @@ describe("a fleet: queued runs, streams from any process, takeover", { timeout: 
     expect(
       await collect(onA.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "2" })),
     ).toEqual(live.slice(3));
+    // A browser on another origin reads the stream of another process's run too (CORS).
+    const raw = await fetch(`${c.base()}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, {
+      headers: {
+        authorization: `Bearer ${token}`,
+        origin: "http://app.test",
+        "last-event-id": "-1",
+      },
+    });
+    expect(raw.headers.get("access-control-allow-origin")).toBe("http://app.test");
+    expect(raw.headers.get("content-location")).toBe(
+      `/threads/${thread.thread_id}/runs/${run.run_id}`,
+    );
+    expect(await raw.text()).toContain("event: metadata");
     const joined = (await onC.runs.join(thread.thread_id, run.run_id)) as {
       messages: { content: string }[];
     };
