@@ -459,15 +459,7 @@ export type Command =
   | { name: "agents-show"; store: StoreOptions; slug: string }
   | { name: "threads-list"; store: StoreOptions }
   | { name: "demo"; store: StoreOptions }
-  | {
-      name: "serve";
-      store: StoreOptions;
-      host: string;
-      port: number;
-      console: boolean;
-      role: ServerRole;
-      workers: number;
-    }
+  | ({ name: "serve" } & ServeOptions)
   | { name: "studio"; store: StoreOptions; host: string; port: number }
   | { name: "skills-list"; store: StoreOptions }
   | { name: "skills-add"; store: StoreOptions; folder: string; replace: boolean }
@@ -509,6 +501,19 @@ export type Command =
   | { name: "tokens-issue"; store: StoreOptions; uid: string; label: string | undefined }
   | { name: "tokens-list"; store: StoreOptions; uid: string }
   | { name: "tokens-revoke"; store: StoreOptions; uid: string; tokenId: string };
+
+/** What `serve` listens on and does (`cli/serve.ts`). */
+export interface ServeOptions {
+  store: StoreOptions;
+  host: string;
+  port: number;
+  /** Serve the web console at `/` (built first when missing or stale). */
+  console: boolean;
+  /** What this process does in a fleet on PostgreSQL (`--role`). */
+  role: ServerRole;
+  /** Queued runs this process runs at once (`--workers`). */
+  workers: number;
+}
 
 const OPTIONS = {
   uid: { type: "string" },

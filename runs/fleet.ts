@@ -29,8 +29,6 @@ export interface Fleet {
   onWake(handler: () => void): Promise<() => void>;
   /** Gives the runs of dead workers back to the queue; how many it found. */
   sweep(): Promise<number>;
-  /** The queued runs this process runs now. */
-  claimedHere(): number;
   /** Gives every queued run of this process back to the queue (shutting down). */
   handBackAll(reason: string): Promise<void>;
 }
@@ -57,7 +55,6 @@ export function createFleet(parts: FleetParts): Fleet {
     wake: () => notifications.notify(RUN_QUEUE_CHANNEL, ""),
     onWake: (handler) => notifications.listen(RUN_QUEUE_CHANNEL, () => handler()),
     sweep: () => abandoned.sweep(),
-    claimedHere: () => running.claimedCount,
     handBackAll: (reason) => running.handBackAll(reason),
   };
 }

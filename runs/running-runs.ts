@@ -72,11 +72,6 @@ export class RunningRuns {
     return true;
   }
 
-  /** How many queued runs this process runs now. */
-  get claimedCount(): number {
-    return [...this.#byRunId.values()].filter((run) => run.handBack).length;
-  }
-
   /** Gives every queued run of this process back to the queue; resolves once they are. */
   async handBackAll(reason: string): Promise<void> {
     await Promise.all([...this.#byRunId.values()].map((run) => run.handBack?.(reason)));

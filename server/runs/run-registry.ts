@@ -159,8 +159,9 @@ export class RunRegistry {
    * a refused thread id is an HTTP error, not an event), then runs it in the background.
    */
   async start(options: RunOptions): Promise<ManagedRun> {
+    // On PostgreSQL HTTP runs are queued (`execute`); this is a process's own run, its events in
+    // memory only.
     const run = new ManagedRun(options);
-    run.log = this.runtime.runEvents?.writer(run.runId, options.threadId);
     const items = this.runtime.streamChunks(runRequest(run), graphModesOf(options));
     await started(items);
     this.remember(run);
