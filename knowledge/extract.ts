@@ -4,8 +4,6 @@
  * by a blank line, DOCX paragraphs are lines, HTML blocks are lines.
  */
 
-import mammoth from "mammoth";
-import { extractText, getDocumentProxy } from "unpdf";
 import { type FileFormat, parseFailed } from "./formats.js";
 import { htmlToText } from "./html-text.js";
 
@@ -46,6 +44,8 @@ function decodeUtf8(name: string, content: Uint8Array): string {
 }
 
 async function pdfText(name: string, content: Uint8Array): Promise<string> {
+  // The PDF and DOCX readers load on first use: most processes never read either.
+  const { extractText, getDocumentProxy } = await import("unpdf");
   try {
     // pdf.js takes ownership of (and detaches) the buffer it is given: hand it a copy.
     const document = await getDocumentProxy(new Uint8Array(content), { verbosity: 0 });
@@ -61,6 +61,7 @@ async function pdfText(name: string, content: Uint8Array): Promise<string> {
 }
 
 async function docxText(name: string, content: Uint8Array): Promise<string> {
+  const { default: mammoth } = await import("mammoth");
   try {
     const result = await mammoth.extractRawText({ buffer: Buffer.from(content) });
     return result.value;

@@ -3,14 +3,19 @@ import type { CallbackManagerForToolRun } from "@langchain/core/callbacks/manage
 import { ToolMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { DynamicStructuredTool, type StructuredToolInterface } from "@langchain/core/tools";
-import { loadMcpTools } from "@langchain/mcp-adapters";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { McpError, ErrorCode as McpErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import type { GuardedClient, McpTransport } from "./client.js";
 import { type McpServerDefinition, type McpTransportKind, transportOf } from "./config.js";
+import { describeError, StderrTail } from "./diagnostics.js";
 import { mcpToolNames } from "./names.js";
+
+/** The SDK side of a connection, imported on the first connection (see `client.ts`). */
+type McpClientKit = typeof import("./client.js");
+let loadingKit: Promise<McpClientKit> | undefined;
+function loadKit(): Promise<McpClientKit> {
+  loadingKit ??= import("./client.js");
+  return loadingKit;
+}
 
 /**
  * Where a server stands:
@@ -40,8 +45,9 @@ export interface McpConnectionOptions {
 }
 
 interface Live {
+  kit: McpClientKit;
   client: GuardedClient;
-  transport: StdioClientTransport | StreamableHTTPClientTransport;
+  transport: McpTransport;
   /** The adapter's tools of this connection, by the server's own tool names. */
   inner: Map<string, DynamicStructuredTool>;
   /** Set once the connection is closed or found broken: nothing may use it any more. */
@@ -84,7 +90,7 @@ export class McpServerConnection {
   status(): { state: McpServerState; error?: string; tools: string[]; pid?: number } {
     const tools = this.catalogue?.tools.map((tool) => tool.name) ?? [];
     if (this.live) {
-      const pid = this.live.transport instanceof StdioClientTransport && this.live.transport.pid;
+      const pid = this.live.kit.processIdOf(this.live.transport);
       return { state: "connected", tools, ...(pid ? { pid } : {}) };
     }
     if (this.connecting) return { state: "connecting", tools };
@@ -148,23 +154,25 @@ export class McpServerConnection {
   }
 
   private async open(): Promise<Live> {
+    const kit = await loadKit();
+    if (this.closed) throw this.closedError();
     const stderr = new StderrTail();
-    const transport = this.createTransport(stderr);
-    const client = new GuardedClient(this.options.clientInfo, { capabilities: {} });
-    const live: Live = { client, transport, inner: new Map(), lost: false, stderr };
+    const transport = kit.createTransport(this.definition, stderr);
+    const client = new kit.GuardedClient(this.options.clientInfo, { capabilities: {} });
+    const live: Live = { kit, client, transport, inner: new Map(), lost: false, stderr };
     this.opening = live;
     let listed: DynamicStructuredTool[];
     try {
       await client.connect(transport, { timeout: this.options.connectTimeoutMs });
-      listed = await loadMcpTools(this.name, client, { throwOnLoadError: true });
+      listed = await kit.listTools(this.name, client);
       // Closed right after listing, before `onclose` below could notice: a failed start too.
-      if (!client.transport) throw new McpError(McpErrorCode.ConnectionClosed, "Connection closed");
+      if (!client.transport) throw kit.closedError();
       // Start-up chatter is not a crash report: only what comes after counts.
       stderr.clear();
     } catch (error) {
       live.lost = true;
       await client.close().catch(() => undefined);
-      const closed = error instanceof McpError && error.code === McpErrorCode.ConnectionClosed;
+      const closed = kit.isClosedError(error);
       const reason = !closed
         ? describeError(error)
         : this.transport === "stdio"
@@ -194,30 +202,8 @@ export class McpServerConnection {
     return live;
   }
 
-  private createTransport(stderr: StderrTail) {
-    const definition = this.definition;
-    if ("url" in definition) {
-      return new StreamableHTTPClientTransport(new URL(definition.url), {
-        requestInit: { headers: definition.headers },
-      });
-    }
-    const transport = new StdioClientTransport({
-      command: definition.command,
-      args: definition.args,
-      env: definition.env,
-      ...(definition.cwd ? { cwd: definition.cwd } : {}),
-      // Piped, not inherited: a server's logging must not interleave with ours (CLI output).
-      stderr: "pipe",
-    });
-    transport.stderr?.on("data", (chunk: Buffer) => stderr.append(chunk));
-    return transport;
-  }
-
   private closeReason(live: Live): string {
-    const what =
-      live.transport instanceof StdioClientTransport
-        ? "its process exited"
-        : "the connection was closed";
+    const what = this.transport === "stdio" ? "its process exited" : "the connection was closed";
     return `${what}${live.stderr.suffix()}`;
   }
 
@@ -235,9 +221,7 @@ export class McpServerConnection {
 
   private async shutDown(live: Live): Promise<void> {
     live.lost = true;
-    if (live.transport instanceof StreamableHTTPClientTransport) {
-      await live.transport.terminateSession().catch(() => undefined);
-    }
+    await live.kit.endSession(live.transport);
     await live.client.close().catch(() => undefined);
   }
 
@@ -320,7 +304,7 @@ export class McpServerConnection {
       return [plainContent(content), artifact];
     } catch (error) {
       if (config?.signal?.aborted) throw error;
-      if (live.lost || isConnectionLoss(error)) {
+      if (live.lost || live.kit.isConnectionLoss(error)) {
         // Already lost (its process exited): the reason recorded then is the better one.
         if (!live.lost) this.lose(live, describeError(error));
         this.unreported = false;
@@ -342,42 +326,6 @@ export class McpServerConnection {
 }
 
 /**
- * The SDK client, with `callTool` failures marked: the adapter rethrows an error named
- * `ToolException` unchanged (any other it flattens into a message), so the wrapper can still
- * tell a broken connection from a tool that failed.
- */
-class GuardedClient extends Client {
-  override async callTool(...args: Parameters<Client["callTool"]>): ReturnType<Client["callTool"]> {
-    try {
-      return await super.callTool(...args);
-    } catch (error) {
-      throw new McpCallFailure(error);
-    }
-  }
-}
-
-class McpCallFailure extends Error {
-  readonly connectionLost: boolean;
-
-  constructor(cause: unknown) {
-    super(describeError(cause), { cause });
-    this.name = "ToolException";
-    this.connectionLost = classifyLoss(cause);
-  }
-}
-
-/** A JSON-RPC error is the server answering; anything else below it means the link is broken. */
-function classifyLoss(error: unknown): boolean {
-  if (error instanceof McpError) return error.code === McpErrorCode.ConnectionClosed;
-  if ((error as { name?: unknown } | null)?.name === "AbortError") return false;
-  return true;
-}
-
-function isConnectionLoss(error: unknown): boolean {
-  return error instanceof McpCallFailure && error.connectionLost;
-}
-
-/**
  * The adapter returns one text block with structured content as an object, which a ToolMessage
  * would show as JSON: the model gets the text (the structured content stays in the artifact).
  */
@@ -387,32 +335,4 @@ function plainContent(content: unknown): unknown {
     if (block.type === "text" && typeof block.text === "string") return block.text;
   }
   return content;
-}
-
-/** An error's message, with its cause's when that adds something ("fetch failed (connect …)"). */
-function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error as { code?: unknown }).code;
-  const message = error.message || (typeof code === "string" ? code : error.name);
-  const cause = error.cause instanceof Error ? error.cause.message : "";
-  return cause && !message.includes(cause) ? `${message} (${cause})` : message;
-}
-
-/** The last stretch of a server's stderr, for messages about why it failed. */
-class StderrTail {
-  private text = "";
-
-  append(chunk: Buffer): void {
-    this.text = (this.text + chunk.toString("utf8")).slice(-2000);
-  }
-
-  clear(): void {
-    this.text = "";
-  }
-
-  /** `" (stderr: …)"` with the last lines, or "" when the server said nothing. */
-  suffix(): string {
-    const lines = this.text.trim().split("\n").slice(-3).join(" | ").trim();
-    return lines ? ` (stderr: ${lines.slice(-300)})` : "";
-  }
 }
