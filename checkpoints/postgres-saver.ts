@@ -1,6 +1,9 @@
 import { randomInt } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointMetadata,
   type DeltaChannelHistory,
   type PendingWrite,
   type SerializerProtocol,
@@ -17,6 +20,7 @@ import {
   MAX_DELTA_CHANNELS,
   requestedChannels,
 } from "./delta-history.js";
+import { putCheckpointSql, putWritesSql } from "./postgres-put-sql.js";
 
 /** Digits of the counter part of a version (as the Python saver: `f"{counter:032}"`). */
 const COUNTER_DIGITS = 32;
@@ -320,9 +324,43 @@ export class ForkSafePostgresSaver extends PostgresSaver {
   }
 
   /**
+   * The stock `put` (same rows, same rules) in one statement instead of a transaction of one
+   * statement per blob: see `postgres-put-sql.ts`.
+   */
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    if (config.configurable === undefined) {
+      throw new Error(`Missing "configurable" field in "config" param`);
+    }
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable;
+    const [blobs, serializedMetadata] = await Promise.all([
+      this._dumpBlobs(thread_id, checkpoint_ns, checkpoint.channel_values, newVersions),
+      this._dumpMetadata(metadata),
+    ]);
+    const params: unknown[] = [
+      thread_id,
+      checkpoint_ns,
+      checkpoint.id,
+      checkpoint_id,
+      this._dumpCheckpoint(checkpoint),
+      serializedMetadata,
+    ];
+    for (const [, , channel, version, type, blob] of blobs) {
+      params.push(channel, version, type, blob ?? null);
+    }
+    await this.connections.query(putCheckpointSql(this.schemaName, blobs.length), params);
+    return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
+  }
+
+  /**
    * The stock `putWrites` (same rows, same rule: special writes such as errors and interrupts
    * replace, others keep the first) that also stores `taskPath`, the sort key live execution
-   * applied the task's writes by. One transaction, one statement per write, as the stock one.
+   * applied the task's writes by. One statement for all of the task's writes (see
+   * `postgres-put-sql.ts`) where the stock one sends a transaction of one statement per write.
    */
   override async putWrites(
     config: RunnableConfig,
@@ -330,16 +368,9 @@ export class ForkSafePostgresSaver extends PostgresSaver {
     taskId: string,
     taskPath = "",
   ): Promise<void> {
+    if (writes.length === 0) return;
     const { thread_id, checkpoint_ns, checkpoint_id } = config.configurable ?? {};
-    const allSpecial = writes.every(([channel]) => channel in WRITES_IDX_MAP);
-    const sql = `INSERT INTO "${this.schemaName}".checkpoint_writes
-        (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ${
-        allSpecial
-          ? "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob, task_path = EXCLUDED.task_path"
-          : "DO NOTHING"
-      }`;
+    const replace = writes.every(([channel]) => channel in WRITES_IDX_MAP);
     const rows = await Promise.all(
       writes.map(async ([channel, value], idx) => {
         const [type, serialized] = await this.serde.dumpsTyped(value);
@@ -356,17 +387,12 @@ export class ForkSafePostgresSaver extends PostgresSaver {
         ];
       }),
     );
-    const client = await this.connections.connect();
-    try {
-      await client.query("BEGIN");
-      for (const row of rows) await client.query(sql, row);
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK");
-      throw error;
-    } finally {
-      client.release();
-    }
+    // Rows sharing an index (two writes to one special channel) would conflict within the
+    // statement; one statement per write kept the last when replacing, the first otherwise.
+    const byIndex = new Map<unknown, unknown[]>();
+    for (const row of replace ? rows : [...rows].reverse()) byIndex.set(row[5], row);
+    const kept = [...byIndex.values()];
+    await this.connections.query(putWritesSql(this.schemaName, kept.length, replace), kept.flat());
   }
 
   /**

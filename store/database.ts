@@ -13,6 +13,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import pg from "pg";
 import * as sqliteVec from "sqlite-vec";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { freshSharedRead } from "../util/fresh-shared-read.js";
 import { makeDirectorySync } from "../util/make-directory.js";
 import { survivePoolClientErrors } from "../util/pg-client-errors.js";
 import { migrateToLatest } from "./migrations.js";
@@ -174,7 +175,11 @@ export async function openPostgresDatabase(
   return withClose(
     db,
     "postgres",
-    async () => stampOf((await sql<CounterRow>`${sql.raw(COUNTERS_SQL)}`.execute(db)).rows),
+    // Every run and `task` call reads the stamp: concurrent ones share a query (never one sent
+    // before they asked, so a kept read is still never stale).
+    freshSharedRead(async () =>
+      stampOf((await sql<CounterRow>`${sql.raw(COUNTERS_SQL)}`.execute(db)).rows),
+    ),
     notifications,
   );
 }
