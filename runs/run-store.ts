@@ -62,7 +62,9 @@ export async function openRunStore(options: RunStoreOptions): Promise<RunStore> 
     options.threadLeaseMs ?? (Number(env.SUBAGENT_THREAD_LEASE_MS?.trim()) || 30_000);
   const runner = currentProcess(randomUUID());
   const { notifications } = database;
-  const queue = notifications ? new RunQueue(database.db) : undefined;
+  const queue = notifications
+    ? new RunQueue(database.db, { wakeChannel: RUN_QUEUE_CHANNEL })
+    : undefined;
   const maxAttempts = Number(env.SUBAGENT_RUN_MAX_ATTEMPTS?.trim()) || 3;
   const abandoned = new AbandonedRuns({
     runs: runRows,

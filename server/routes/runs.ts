@@ -1,7 +1,7 @@
+import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { randomUUID } from "node:crypto";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { Fleet } from "../../runs/fleet.js";
 import type { RunInfo } from "../../runs/run-info.js";
@@ -114,8 +114,8 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
   }
 
   /**
-   * Writes a run in the fleet's queue (PostgreSQL) and wakes the workers; its record as it
-   * stands then (pending, or claimed already).
+   * Writes a run in the fleet's queue (PostgreSQL), which wakes the workers as it commits; its
+   * record as it stands then (pending, or claimed already).
    * @throws SubagentGraphError `THREAD_BUSY` when the thread has a run pending or running
    */
   async function enqueue(
@@ -131,7 +131,6 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
         { field: "thread_id" },
       );
     }
-    await fleet.wake();
     const info = await runtime.runInfo(run.uid, runId);
     if (!info) throw runNotFound({ thread_id: run.threadId, run_id: runId });
     return info;

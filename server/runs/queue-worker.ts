@@ -1,4 +1,5 @@
 import type { Fleet } from "../../runs/fleet.js";
+import type { ClaimedRun } from "../../store/run-queue.js";
 import type { RunRegistry } from "./run-registry.js";
 
 /** How a {@link QueueWorker} works. */
@@ -106,36 +107,45 @@ export class QueueWorker {
 
   async #fill(): Promise<void> {
     while (!this.#draining && this.#active < this.options.concurrency) {
-      let claimed: Awaited<ReturnType<Fleet["queue"]["claim"]>>;
+      let claimed: ClaimedRun[];
       try {
-        claimed = await this.fleet.queue.claim(this.fleet.runner, this.fleet.leaseMs);
+        // As many as there is room for, in one statement (see `RunQueue.claimSome`).
+        claimed = await this.fleet.queue.claimSome(
+          this.fleet.runner,
+          this.fleet.leaseMs,
+          this.options.concurrency - this.#active,
+        );
       } catch (error) {
         this.options.warn(`claiming a queued run failed: ${messageOf(error)}`);
         return;
       }
-      if (!claimed) return;
-      this.#active += 1;
-      this.counts.claimed += 1;
-      void this.registry
-        .execute(claimed, this.fleet)
-        .then(
-          (status) => {
-            if (status === "error") this.counts.failed += 1;
-            else this.counts.finished += 1;
-          },
-          (error: unknown) => {
-            this.counts.failed += 1;
-            this.options.warn(`queued run ${claimed.row.run_id} failed: ${messageOf(error)}`);
-          },
-        )
-        .finally(() => {
-          this.#active -= 1;
-          if (this.#active === 0) for (const resolve of this.#idle) resolve();
-          // Its thread is free: a run queued behind it (here or elsewhere) may go now.
-          void this.fleet.wake().catch(() => undefined);
-          this.fill();
-        });
+      if (claimed.length === 0) return;
+      for (const run of claimed) this.#execute(run);
     }
+  }
+
+  #execute(claimed: ClaimedRun): void {
+    this.#active += 1;
+    this.counts.claimed += 1;
+    void this.registry
+      .execute(claimed, this.fleet)
+      .then(
+        (status) => {
+          if (status === "error") this.counts.failed += 1;
+          else this.counts.finished += 1;
+        },
+        (error: unknown) => {
+          this.counts.failed += 1;
+          this.options.warn(`queued run ${claimed.row.run_id} failed: ${messageOf(error)}`);
+        },
+      )
+      .finally(() => {
+        this.#active -= 1;
+        if (this.#active === 0) for (const resolve of this.#idle) resolve();
+        // Its thread is free: a run queued behind it (here or elsewhere) may go now.
+        void this.fleet.wake().catch(() => undefined);
+        this.fill();
+      });
   }
 
   async #sweep(): Promise<void> {

@@ -177,6 +177,12 @@ export class RunRegistry {
    */
   async execute(claimed: ClaimedRun, fleet: Fleet): Promise<RunStatus> {
     const { row, request } = claimed;
+    const attempt = Number(row.attempt);
+    // The run's start, which bounds the subagent records that are its own. The row's claim time
+    // is the database's clock; a first attempt's children are this process's, so its own clock,
+    // read after the claim, bounds them exactly whatever the clocks' skew.
+    const firstClaimedAt =
+      attempt === 1 ? new Date().toISOString() : (row.claimed_at ?? row.created_at);
     const log = this.runtime.runEvents;
     const run = new ManagedRun(
       {
@@ -200,7 +206,7 @@ export class RunRegistry {
     try {
       // A rolled-back run has stopped (this one was claimed once its thread ran nothing): its
       // record goes, as the API's rollback deletes it.
-      if (request.rollbackOf && Number(row.attempt) === 1) {
+      if (request.rollbackOf && attempt === 1) {
         await fleet.queue.deleteEnded(request.rollbackOf);
       }
       const items = this.runtime.streamChunks(
@@ -208,9 +214,9 @@ export class RunRegistry {
           ...runRequest(run),
           claimed: {
             queue: fleet.queue,
-            attempt: Number(row.attempt),
+            attempt,
             startCheckpointId: row.start_checkpoint_id,
-            firstClaimedAt: row.claimed_at ?? row.created_at,
+            firstClaimedAt,
           },
         },
         graphModesOf(run.options),
@@ -224,7 +230,7 @@ export class RunRegistry {
         run.emit("metadata", { run_id: run.runId, thread_id: row.thread_id, attempt: row.attempt });
         run.emit("error", run.error);
         run.end("error");
-        await fleet.queue.fail(row.run_id, Number(row.attempt), fleet.runner, run.error.message);
+        await fleet.queue.fail(row.run_id, attempt, fleet.runner, run.error.message);
         await run.done;
         return run.status;
       }

@@ -1,9 +1,11 @@
+import pg from "pg";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { type Database, openPostgresDatabase } from "../../store/database.js";
 import { type NewQueuedRun, RunQueue } from "../../store/run-queue.js";
 import { RunRepository } from "../../store/runs.js";
 import { currentProcess } from "../../util/process-identity.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
+import { until } from "../support/until.js";
 
 const clusterUrl = inject("postgresUrl");
 const LEASE_MS = 30_000;
@@ -91,6 +93,86 @@ describe("the run queue on PostgreSQL", { timeout: 60_000 }, () => {
     const [first, second] = await Promise.all([claimedBy(one), claimedBy(two)]);
     expect([...first, ...second].sort()).toEqual([...ids].sort());
     expect(first.filter((runId) => second.includes(runId))).toEqual([]);
+  });
+
+  it("claims several runs in one go: the oldest of each free thread, never a held thread's", async () => {
+    const { one, two, runs } = await twoWorkers();
+    // t1 has two runs (only its oldest may go); t3 is held by a run outside the queue.
+    await one.queue.enqueue(queued("a", "t1"));
+    await one.queue.enqueue(queued("b", "t2"), "reject");
+    await one.queue.enqueue(queued("c", "t1"), "enqueue");
+    expect(await runs.acquireThread("t3", "library-run", LEASE_MS)).toBe(true);
+    await one.queue.enqueue(queued("d", "t3"), "enqueue");
+    await one.queue.enqueue(queued("e", "t4"));
+    const claimed = await one.queue.claimSome(one.runner, LEASE_MS, 10);
+    expect(claimed.map((run) => run.row.run_id)).toEqual(["a", "b", "e"]);
+    expect(claimed.every((run) => run.row.status === "running" && run.row.attempt === 1)).toBe(
+      true,
+    );
+    for (const [thread, runId] of [
+      ["t1", "a"],
+      ["t2", "b"],
+      ["t4", "e"],
+    ] as const) {
+      expect(await runs.lease(thread)).toMatchObject({ run_id: runId, expired: false });
+    }
+    expect(await runs.find("c")).toMatchObject({ status: "pending", attempt: 0 });
+    expect(await runs.find("d")).toMatchObject({ status: "pending", attempt: 0 });
+    // Nothing else is claimable until a thread frees: not t1's second run, not the held t3's.
+    expect(await two.queue.claimSome(two.runner, LEASE_MS, 10)).toEqual([]);
+    await runs.releaseThread("t3", "library-run");
+    expect(
+      (await two.queue.claimSome(two.runner, LEASE_MS, 10)).map((run) => run.row.run_id),
+    ).toEqual(["d"]);
+    // At most as many as asked for.
+    await one.queue.enqueue(queued("f", "t5"));
+    await one.queue.enqueue(queued("g", "t6"));
+    expect(
+      (await one.queue.claimSome(one.runner, LEASE_MS, 1)).map((run) => run.row.run_id),
+    ).toEqual(["f"]);
+  });
+
+  it("never hands one run to two workers claiming batches at once", async () => {
+    const { one, two } = await twoWorkers();
+    const ids = Array.from({ length: 40 }, (_, index) => `run-${index}`);
+    for (const [index, runId] of ids.entries()) {
+      await one.queue.enqueue(queued(runId, `thread-${index}`));
+    }
+    const claimedBy = async (worker: typeof one) => {
+      const mine: string[] = [];
+      for (;;) {
+        const claimed = await worker.queue.claimSome(worker.runner, LEASE_MS, 3);
+        if (claimed.length === 0) return mine;
+        mine.push(...claimed.map((run) => run.row.run_id));
+      }
+    };
+    const [first, second] = await Promise.all([claimedBy(one), claimedBy(two)]);
+    expect([...first, ...second].sort()).toEqual([...ids].sort());
+    expect(first.filter((runId) => second.includes(runId))).toEqual([]);
+  });
+
+  it("announces a queued run on its wake channel when it commits, and a refused one not at all", async () => {
+    const url = await createTestDatabase(clusterUrl, "runqueue");
+    const database = await openPostgresDatabase(url);
+    open.push(database);
+    const heard: string[] = [];
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    try {
+      listener.on("notification", (message) => heard.push(message.channel));
+      await listener.query("LISTEN test_wake");
+      const queue = new RunQueue(database.db, { wakeChannel: "test_wake" });
+      expect(await queue.enqueue(queued("r1", "t1"))).toBe(true);
+      await until(() => heard.length === 1);
+      expect(await queue.enqueue(queued("r2", "t1"))).toBe(false);
+      expect(await queue.enqueue(queued("r3", "t2"))).toBe(true);
+      await until(() => heard.length === 2);
+      // A round trip on the listener's connection delivers anything still on its way.
+      await listener.query("SELECT 1");
+      expect(heard).toEqual(["test_wake", "test_wake"]);
+    } finally {
+      await listener.end();
+    }
   });
 
   it("puts a run whose worker died back in the queue, until it has been tried enough", async () => {
