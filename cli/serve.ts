@@ -3,6 +3,7 @@ import { createRuntime } from "../runtime.js";
 import { createServer } from "../server/app.js";
 import { hasBuiltConsole } from "../server/console.js";
 import { buildConsole, CONSOLE_DIST_DIR, consoleIsStale } from "../server/console-build.js";
+import { checkServerRole } from "../server/roles.js";
 import type { ServeOptions } from "./args.js";
 import { type Io, say } from "./context.js";
 
@@ -25,6 +26,8 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
   const runtime = await createRuntime({ dataDir: options.store.dataDir, env: io.env });
   let server: Awaited<ReturnType<typeof createServer>> | undefined;
   try {
+    // Refused before the first start seeds anything: its token is printed only once.
+    checkServerRole(options.role, runtime.fleet !== undefined);
     const firstStart = (await runtime.users.get(DEMO_UID)) === undefined;
     await runtime.users.ensure(DEMO_UID, { displayName: "Demo user" });
     const seeded = await seedDemo(runtime, DEMO_UID);

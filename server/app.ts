@@ -13,6 +13,7 @@ import { authHook } from "./auth.js";
 import { hasBuiltConsole, isConsolePath, registerConsole } from "./console.js";
 import { handleError, sendCode } from "./http-errors.js";
 import { registerJsonBodyParser } from "./json-body.js";
+import { checkServerRole, checkWorkerCount, type ServerRole } from "./roles.js";
 import { agentRoutes } from "./routes/agents.js";
 import { assistantRoutes } from "./routes/assistants.js";
 import { catalogRoutes } from "./routes/catalog.js";
@@ -25,7 +26,6 @@ import { threadRoutes } from "./routes/threads.js";
 import { unsupportedRoutes } from "./routes/unsupported.js";
 import { QueueWorker } from "./runs/queue-worker.js";
 import { RunRegistry } from "./runs/run-registry.js";
-import { SERVER_ROLES, type ServerRole } from "./roles.js";
 import { registerThreadScope } from "./thread-scope.js";
 
 /** Options of {@link createServer}. */
@@ -130,11 +130,11 @@ export async function createServer(
   if (consoleDir) await registerConsole(app, consoleDir);
 
   const runs = new RunRegistry(runtime);
-  const role = checkRole(options.role ?? "all", runtime);
+  const role = checkServerRole(options.role ?? "all", runtime.fleet !== undefined);
   const worker =
     runtime.fleet && role !== "api"
       ? new QueueWorker(runtime.fleet, runs, {
-          concurrency: checkWorkers(options.workers ?? 10),
+          concurrency: checkWorkerCount(options.workers ?? 10),
           warn: (message) => app.log.warn(message),
         })
       : undefined;
@@ -160,38 +160,4 @@ export async function createServer(
   catalogRoutes(app, runtime);
   unsupportedRoutes(app);
   return { app, runs, worker };
-}
-
-/**
- * @throws SubagentGraphError `VALIDATION_FAILED` (field `role`) for an unknown role, or a split
- *   role without a fleet (SQLite)
- */
-function checkRole(role: string, runtime: Runtime): ServerRole {
-  if (!(SERVER_ROLES as readonly string[]).includes(role)) {
-    throw new SubagentGraphError(
-      ErrorCode.Validation,
-      `role: "${role}" is not a role: use one of ${SERVER_ROLES.join(", ")}`,
-      { field: "role" },
-    );
-  }
-  if (role !== "all" && !runtime.fleet) {
-    throw new SubagentGraphError(
-      ErrorCode.Validation,
-      `role: "${role}" needs a fleet's shared queue, which runs on PostgreSQL: set DATABASE_URL, or use role "all" (one process on SQLite runs what it receives)`,
-      { field: "role" },
-    );
-  }
-  return role as ServerRole;
-}
-
-/** @throws SubagentGraphError `VALIDATION_FAILED` (field `workers`) unless 1–1000 */
-function checkWorkers(workers: number): number {
-  if (!Number.isInteger(workers) || workers < 1 || workers > 1000) {
-    throw new SubagentGraphError(
-      ErrorCode.Validation,
-      `workers: ${workers} is not a number of runs at once: use a whole number from 1 to 1000`,
-      { field: "workers" },
-    );
-  }
-  return workers;
 }

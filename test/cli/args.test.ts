@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { parseCommandLine, UsageError } from "../../cli/args.js";
 
-function usageError(argv: string[]): UsageError {
+function usageError(argv: string[], env: NodeJS.ProcessEnv = {}): UsageError {
   try {
-    parseCommandLine(argv, {});
+    parseCommandLine(argv, env);
   } catch (error) {
     if (error instanceof UsageError) return error;
     throw error;
@@ -51,6 +51,31 @@ describe("parseCommandLine", () => {
     expect(parseCommandLine(["serve", "--no-console"], {})).toMatchObject({ console: false });
     expect(usageError(["chat", "--no-console"]).message).toContain(
       'option --no-console is only for "serve"',
+    );
+  });
+
+  it("takes serve's fleet role and workers from the flags, else from the environment, and refuses bad ones", () => {
+    expect(parseCommandLine(["serve"], {})).toMatchObject({ role: "all", workers: 10 });
+    expect(
+      parseCommandLine(["serve", "--role", "worker", "--workers", "20"], {
+        SUBAGENT_ROLE: "api",
+        SUBAGENT_WORKERS: "5",
+      }),
+    ).toMatchObject({ name: "serve", role: "worker", workers: 20 });
+    expect(
+      parseCommandLine(["serve"], { SUBAGENT_ROLE: "api", SUBAGENT_WORKERS: "5" }),
+    ).toMatchObject({ role: "api", workers: 5 });
+    expect(usageError(["serve", "--role", "boss"]).message).toBe(
+      '--role: "boss" is not a role: use one of all, api, worker',
+    );
+    for (const bad of ["0", "1001", "ten", "2.5"]) {
+      expect(usageError(["serve", "--workers", bad]).message).toBe(
+        `--workers: "${bad}" is not a number of runs at once: use a whole number from 1 to 1000`,
+      );
+    }
+    expect(usageError(["serve"], { SUBAGENT_WORKERS: "-3" }).message).toContain('--workers: "-3"');
+    expect(usageError(["chat", "--role", "api"]).message).toContain(
+      'option --role is only for "serve"',
     );
   });
 

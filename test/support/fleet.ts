@@ -92,7 +92,12 @@ export async function startTestFleet(clusterUrl: string, name: string): Promise<
     async start(role: string, extraEnv: NodeJS.ProcessEnv = {}) {
       const dir = await mkdtemp(join(tmpdir(), `${name}-${role}-`));
       dirs.push(dir);
-      const server = startServerProcess(dir, { ...env, SUBAGENT_ROLE: role, ...extraEnv });
+      // The role as the README types it (the chaos test sets SUBAGENT_ROLE instead).
+      const server = startServerProcess(
+        dir,
+        { ...env, ...extraEnv },
+        { serveArgs: ["--role", role, ...(role === "worker" ? ["--workers", "4"] : [])] },
+      );
       servers.push(server);
       await until(() => server.base() !== "" || server.child.exitCode !== null, 30_000);
       expect(server.base(), server.output()).not.toBe("");

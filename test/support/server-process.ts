@@ -13,11 +13,35 @@ export interface ServerProcess {
   exited: Promise<unknown>;
 }
 
+/** How {@link startServerProcess} starts `serve`. */
+export interface ServerProcessOptions {
+  /** Arguments to node itself (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+  nodeArgs?: readonly string[];
+  /** More arguments to `serve`, as a user types them (e.g. `--role worker`). */
+  serveArgs?: readonly string[];
+}
+
 /** Starts `cli/main.ts serve` on a free port with `dataDir` and `env` (see {@link cleanEnv}). */
-export function startServerProcess(dataDir: string, env: NodeJS.ProcessEnv): ServerProcess {
+export function startServerProcess(
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+  options: ServerProcessOptions = {},
+): ServerProcess {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "cli/main.ts", "serve", "--port", "0", "--no-console", "--data", dataDir],
+    [
+      ...(options.nodeArgs ?? []),
+      "--import",
+      "tsx",
+      "cli/main.ts",
+      "serve",
+      "--port",
+      "0",
+      "--no-console",
+      "--data",
+      dataDir,
+      ...(options.serveArgs ?? []),
+    ],
     { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";
