@@ -12,84 +12,11 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BenchModel } from "./lib/model.js";
 import { stopPostgres } from "./lib/postgres.js";
+import { type CpuProfile, summarizeProfile } from "./lib/profile-summary.js";
 import { childReply, fanOutInput, mainReply } from "./lib/scripts.js";
 import { openOurs, SAVERS, type SaverName } from "./lib/systems.js";
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-
-/** Where a frame's code lives: a package, one of our files, Node itself or V8. */
-function place(url: string): string {
-  if (url === "") return "(V8: GC, idle, native)";
-  const packaged = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (packaged?.[1]) return packaged[1];
-  if (url.startsWith("node:")) return "node (runtime)";
-  const ours = url.replace(`file://${ROOT}/`, "");
-  return ours === url ? url : `ours: ${ours}`;
-}
-
-function top(counter: Map<string, number>, total: number, n: number): string[] {
-  return [...counter]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(([key, us]) => `${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}`);
-}
-
-function summarize(profile: Profile): string {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  const parent = new Map<number, number>();
-  for (const node of profile.nodes)
-    for (const child of node.children ?? []) parent.set(child, node.id);
-  const self = new Map<number, number>();
-  for (const [i, id] of profile.samples.entries()) {
-    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
-  }
-  const total = [...self.values()].reduce((a, b) => a + b, 0);
-  const byPlace = new Map<string, number>();
-  const byFunction = new Map<string, number>();
-  const belowOurs = new Map<string, number>();
-  for (const [id, us] of self) {
-    const node = byId.get(id);
-    if (!node) continue;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const where = place(url);
-    byPlace.set(where, (byPlace.get(where) ?? 0) + us);
-    const fn = `${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`;
-    byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
-    // Inclusive time of our files: each of our files on the stack once per sample.
-    const seen = new Set<string>();
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const frame = byId.get(at);
-      const file = frame ? place(frame.callFrame.url) : "";
-      if (file.startsWith("ours: ") && !seen.has(file)) {
-        seen.add(file);
-        belowOurs.set(file, (belowOurs.get(file) ?? 0) + us);
-      }
-    }
-  }
-  return [
-    `sampled ${(total / 1000).toFixed(0)} ms`,
-    "",
-    "self time by package or file:",
-    ...top(byPlace, total, 20),
-    "",
-    "self time by function:",
-    ...top(byFunction, total, 25),
-    "",
-    "time with one of our files on the stack (synchronous part only; awaits cut the stack):",
-    ...top(belowOurs, total, 20),
-  ].join("\n");
-}
 
 async function main(): Promise<void> {
   const saver = (process.argv[2] ?? "memory") as SaverName;
@@ -117,7 +44,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < runs; i += 1) await ours.run(fanOutInput(k));
     const elapsed = performance.now() - started;
     // node:inspector's types give `Profiler.stop` an untyped result; its payload is a V8 profile.
-    const { profile } = (await session.post("Profiler.stop")) as unknown as { profile: Profile };
+    const { profile } = (await session.post("Profiler.stop")) as unknown as { profile: CpuProfile };
     session.disconnect();
     const out = join(ROOT, "bench", "results", `dispatch-${saver}-k${k}.cpuprofile`);
     mkdirSync(dirname(out), { recursive: true });
@@ -125,7 +52,7 @@ async function main(): Promise<void> {
     console.log(
       `ours, ${saver} saver, K = ${k}: ${runs} runs in ${elapsed.toFixed(0)} ms (${(elapsed / runs).toFixed(2)} ms a run)`,
     );
-    console.log(summarize(profile));
+    console.log(summarizeProfile(profile));
     console.log(`\nwrote ${out}`);
   } finally {
     await ours.dispose();

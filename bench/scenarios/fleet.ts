@@ -2,19 +2,19 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRuntime, type Runtime } from "../../runtime.js";
-import { type Database, openPostgresDatabase } from "../../store/database.js";
-import { startFakeOpenAIServer } from "../../test/support/fake-openai-server.js";
-import { mainAgentPayload, subagentPayload } from "../../test/support/runtime-fixture.js";
+import { openPostgresDatabase } from "../../store/database.js";
+import type { ServerProcess } from "../../test/support/server-process.js";
 import {
-  cleanEnv,
-  type ServerProcess,
-  startServerProcess,
-} from "../../test/support/server-process.js";
-import type { LoadCommand } from "../lib/load-client.js";
+  fleetEnv,
+  fleetLoad,
+  pickupTimes,
+  seedFleetUser,
+  startFleetModel,
+  startFleetProcess,
+} from "../lib/fleet-setup.js";
 import { ClientProcess } from "../lib/load-client-process.js";
 import { freshPostgresDatabase } from "../lib/postgres.js";
 import type { Scenario, TargetCheck } from "../lib/scenario.js";
-import { CHILD_NAME, fanOutInput } from "../lib/scripts.js";
 import { percentile } from "../lib/stats.js";
 import { MAIN_SLUG, UID } from "../lib/systems.js";
 import { fmt, type Table } from "../lib/table.js";
@@ -58,39 +58,8 @@ export const fleetScenario: Scenario = {
       };
     }
     const levels = quick ? [8, 16] : [32, 64];
-    const fake = await startFakeOpenAIServer((request) => {
-      const last = request.messages.at(-1);
-      const firstHuman = request.messages.find((message) => message.role === "user")?.content;
-      if (request.model === "child-model") {
-        const slow = String(firstHuman).includes("slowly");
-        return { content: `answer to: ${firstHuman}`, delayMs: slow ? 4000 : LATENCY_MS };
-      }
-      if (last?.role === "tool") {
-        return { content: "done (1 results in the thread)", delayMs: LATENCY_MS };
-      }
-      const slowly = String(last?.content).includes("slowly");
-      return {
-        content: "",
-        toolCalls: [
-          {
-            name: "task",
-            arguments: {
-              description: slowly ? "Question 1, slowly" : "Question 1: what is 0 + 1?",
-              subagent_type: CHILD_NAME,
-            },
-          },
-        ],
-        delayMs: LATENCY_MS,
-      };
-    });
-    const env = cleanEnv({
-      DATABASE_URL: databaseUrl,
-      OPENAI_API_KEY: "sk-bench",
-      OPENAI_BASE_URL: fake.url,
-      OPENAI_MAX_RETRIES: "0",
-      SUBAGENT_THREAD_LEASE_MS: String(LEASE_MS),
-      SUBAGENT_WORKERS: "64",
-    });
+    const fake = await startFleetModel(LATENCY_MS);
+    const env = fleetEnv(databaseUrl, fake.url, LEASE_MS);
     const dirs: string[] = [];
     const servers: ServerProcess[] = [];
     const clients = new ClientProcess();
@@ -100,35 +69,21 @@ export const fleetScenario: Scenario = {
       const adminDir = await mkdtemp(join(tmpdir(), "bench-fleet-"));
       dirs.push(adminDir);
       admin = await createRuntime({ dataDir: adminDir, env });
-      await admin.users.add(UID);
-      const { token } = await admin.users.issueToken(UID);
-      await admin.agents.create(UID, subagentPayload(CHILD_NAME, "openai:child-model"));
-      await admin.agents.create(
-        UID,
-        mainAgentPayload(MAIN_SLUG, "openai:main-model", [CHILD_NAME]),
-      );
-      const start = async () => {
-        const dir = await mkdtemp(join(tmpdir(), "bench-fleet-"));
-        dirs.push(dir);
-        const server = startServerProcess(dir, env);
-        servers.push(server);
-        const deadline = Date.now() + 60_000;
-        while (server.base() === "" && server.child.exitCode === null && Date.now() < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-        if (server.base() === "") throw new Error(`serve did not start: ${server.output()}`);
-        return server;
-      };
+      const token = await seedFleetUser(admin);
+      const start = () => startFleetProcess(env, dirs, servers);
 
       const results: FleetLevel[] = [];
       for (const processes of [1, 2]) {
         while (servers.length < processes) await start();
         const bases = servers.map((server) => server.base());
         // Warm-up: every process compiles its graphs once.
-        await clients.send({ ...command(bases, token), clients: 2 * processes });
+        await clients.send({ ...fleetLoad(bases, token, TURNS), clients: 2 * processes });
         for (const clientCount of levels) {
           const since = new Date().toISOString();
-          const report = await clients.send({ ...command(bases, token), clients: clientCount });
+          const report = await clients.send({
+            ...fleetLoad(bases, token, TURNS),
+            clients: clientCount,
+          });
           const pickups = await pickupTimes(database, since);
           results.push({
             processes,
@@ -220,30 +175,6 @@ export const fleetScenario: Scenario = {
     }
   },
 };
-
-function command(bases: string[], token: string): LoadCommand {
-  return {
-    base: bases[0] ?? "",
-    bases,
-    token,
-    assistantId: MAIN_SLUG,
-    input: fanOutInput(1),
-    clients: 1,
-    conversations: 1,
-    turns: TURNS,
-  };
-}
-
-/** Claim − creation of every queued run created since `since`, in ms. */
-async function pickupTimes(database: Database, since: string): Promise<number[]> {
-  const rows = await database.db
-    .selectFrom("runs")
-    .select(["created_at", "claimed_at"])
-    .where("created_at", ">=", since)
-    .where("claimed_at", "is not", null)
-    .execute();
-  return rows.map((row) => Date.parse(row.claimed_at ?? "") - Date.parse(row.created_at));
-}
 
 /**
  * Starts a run whose subagent takes 4 s, SIGKILLs the worker running it once the subagent has

@@ -1,0 +1,82 @@
+/**
+ * `npm run bench:profile-fleet -- [clients] [conversations]`: where one fleet process spends its
+ * CPU under the fleet scenario's load. Starts one `serve` process on a fresh PostgreSQL database
+ * under the V8 profiler (`node --cpu-prof`), warms it up, runs `clients` clients (default 32)
+ * of `conversations` 3-turn conversations each (default 2) against it, stops it with SIGINT (the
+ * profile is written as it exits) and prints the self time by package and by function, plus the
+ * time below each of our own files. The raw profile goes to `bench/results/` for Chrome's or
+ * VS Code's profile viewer.
+ */
+import { readdirSync, readFileSync, renameSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createRuntime } from "../runtime.js";
+import type { ServerProcess } from "../test/support/server-process.js";
+import {
+  fleetEnv,
+  fleetLoad,
+  seedFleetUser,
+  startFleetModel,
+  startFleetProcess,
+} from "./lib/fleet-setup.js";
+import { ClientProcess } from "./lib/load-client-process.js";
+import { freshPostgresDatabase, stopPostgres } from "./lib/postgres.js";
+import { type CpuProfile, summarizeProfile } from "./lib/profile-summary.js";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const LATENCY_MS = 50;
+const TURNS = 3;
+
+async function main(): Promise<void> {
+  const clientCount = Number(process.argv[2] ?? 32);
+  const conversations = Number(process.argv[3] ?? 2);
+  if (!Number.isInteger(clientCount) || clientCount < 1 || !Number.isInteger(conversations)) {
+    console.error("usage: npm run bench:profile-fleet -- [clients] [conversations]");
+    process.exit(2);
+  }
+  const databaseUrl = await freshPostgresDatabase("profile_fleet");
+  if (!databaseUrl) throw new Error("PostgreSQL is not installed");
+  const fake = await startFleetModel(LATENCY_MS);
+  const env = fleetEnv(databaseUrl, fake.url, 3000);
+  const dirs: string[] = [];
+  const servers: ServerProcess[] = [];
+  const clients = new ClientProcess();
+  const profileDir = await mkdtemp(join(tmpdir(), "bench-fleet-profile-"));
+  dirs.push(profileDir);
+  try {
+    const adminDir = await mkdtemp(join(tmpdir(), "bench-fleet-"));
+    dirs.push(adminDir);
+    const admin = await createRuntime({ dataDir: adminDir, env });
+    const token = await seedFleetUser(admin).finally(() => admin.close());
+    const server = await startFleetProcess(env, dirs, servers, [
+      "--cpu-prof",
+      `--cpu-prof-dir=${profileDir}`,
+    ]);
+    const load = fleetLoad([server.base()], token, TURNS);
+    await clients.send({ ...load, clients: 2 });
+    const report = await clients.send({ ...load, clients: clientCount, conversations });
+    server.child.kill("SIGINT");
+    await server.exited;
+    const written = readdirSync(profileDir).find((name) => name.endsWith(".cpuprofile"));
+    if (!written) throw new Error(`serve wrote no profile: ${server.output().slice(-500)}`);
+    const out = join(ROOT, "bench", "results", `fleet-c${clientCount}.cpuprofile`);
+    renameSync(join(profileDir, written), out);
+    const profile = JSON.parse(readFileSync(out, "utf8")) as CpuProfile;
+    console.log(
+      `one fleet process, ${clientCount} clients: ${report.runs} runs at ${(report.runs / (report.wallMs / 1000)).toFixed(1)} runs/s, p50 ${report.p50Ms.toFixed(0)} ms (the whole process's life is profiled: start-up and warm-up included)`,
+    );
+    console.log(summarizeProfile(profile));
+    console.log(`\nwrote ${out}`);
+  } finally {
+    clients.stop();
+    for (const server of servers) server.child.kill("SIGKILL");
+    await Promise.all(servers.map((server) => server.exited));
+    await fake.close();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+    stopPostgres();
+  }
+}
+
+await main();
