@@ -25,6 +25,8 @@ export interface Fleet {
   maxAttempts: number;
   /** Tells every worker of the fleet that a run may be claimable. */
   wake(): Promise<void>;
+  /** {@link wake}, only if `threadId` (just freed) has a run pending. */
+  wakeFor(threadId: string): Promise<void>;
   /** Calls `handler` on every wake-up call (and after a lost one may have been missed). */
   onWake(handler: () => void): Promise<() => void>;
   /** Gives the runs of dead workers back to the queue; how many it found. */
@@ -53,6 +55,7 @@ export function createFleet(parts: FleetParts): Fleet {
     leaseMs,
     maxAttempts,
     wake: () => notifications.notify(RUN_QUEUE_CHANNEL, ""),
+    wakeFor: (threadId) => queue.announcePending(threadId),
     onWake: (handler) => notifications.listen(RUN_QUEUE_CHANNEL, () => handler()),
     sweep: () => abandoned.sweep(),
     handBackAll: (reason) => running.handBackAll(reason),

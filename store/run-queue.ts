@@ -71,11 +71,12 @@ export interface RunHolder {
 }
 
 /**
- * When a claim happens, as the database's clock tells it (in the ISO form of the other times):
- * a worker's own clock, read before its statement waited for a connection and ran, could
- * predate the run it claims.
+ * Now, as the database's clock tells it, in the ISO form of the other times: when a queued run
+ * is written and when it is claimed. One clock for both, read as each statement runs, so a run's
+ * wait in the queue (`claimed_at − created_at`) is neither skewed by two machines' clocks nor
+ * stretched or shrunk by the time a statement waited for a connection.
  */
-const CLAIM_TIME = sql<string>`to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const DATABASE_NOW = sql<string>`to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** The queue of runs on the shared (PostgreSQL) database. */
 export class RunQueue {
@@ -161,8 +162,8 @@ export class RunQueue {
           owner_uid: run.uid,
           agent_id: run.agentId,
           status: "pending",
-          created_at: now,
-          updated_at: now,
+          created_at: DATABASE_NOW,
+          updated_at: DATABASE_NOW,
           ...runnerColumns(undefined),
           status_reason: null,
           metadata: JSON.stringify(run.metadata),
@@ -240,8 +241,8 @@ export class RunQueue {
       update runs set
         status = 'running',
         attempt = runs.attempt + 1,
-        updated_at = ${CLAIM_TIME},
-        claimed_at = coalesce(runs.claimed_at, ${CLAIM_TIME}),
+        updated_at = ${DATABASE_NOW},
+        claimed_at = coalesce(runs.claimed_at, ${DATABASE_NOW}),
         runner_instance = ${runnerSet.runner_instance},
         runner_host = ${runnerSet.runner_host},
         runner_pid = ${runnerSet.runner_pid},
@@ -343,6 +344,18 @@ export class RunQueue {
       .where("status", "=", "pending")
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
+  }
+
+  /**
+   * Announces on the wake channel that `threadId` has a pending run, if it has one: what a
+   * run's end owes the fleet (its thread is free). Nothing is sent otherwise, so a fleet whose
+   * runs end with nothing queued behind them wakes no worker for nothing.
+   */
+  async announcePending(threadId: string): Promise<void> {
+    if (this.#wakeChannel === undefined) return;
+    await sql`select pg_notify(${this.#wakeChannel}, '') where exists (
+      select 1 from runs where thread_id = ${threadId} and status = 'pending'
+    )`.execute(this.#db);
   }
 
   /** Who holds `runId` now (for a worker's heartbeat: lost, cancelled, or still its own). */

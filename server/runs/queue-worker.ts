@@ -142,8 +142,8 @@ export class QueueWorker {
       .finally(() => {
         this.#active -= 1;
         if (this.#active === 0) for (const resolve of this.#idle) resolve();
-        // Its thread is free: a run queued behind it (here or elsewhere) may go now.
-        void this.fleet.wake().catch(() => undefined);
+        // Its thread is free: a run queued behind it may go now, here or elsewhere.
+        void this.fleet.wakeFor(claimed.row.thread_id).catch(() => undefined);
         this.fill();
       });
   }

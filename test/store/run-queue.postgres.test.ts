@@ -151,7 +151,7 @@ describe("the run queue on PostgreSQL", { timeout: 60_000 }, () => {
     expect(first.filter((runId) => second.includes(runId))).toEqual([]);
   });
 
-  it("announces a queued run on its wake channel when it commits, and a refused one not at all", async () => {
+  it("announces a queued run on its wake channel when it commits, a refused one not at all, and a freed thread only when a run waits for it", async () => {
     const url = await createTestDatabase(clusterUrl, "runqueue");
     const database = await openPostgresDatabase(url);
     open.push(database);
@@ -167,9 +167,15 @@ describe("the run queue on PostgreSQL", { timeout: 60_000 }, () => {
       expect(await queue.enqueue(queued("r2", "t1"))).toBe(false);
       expect(await queue.enqueue(queued("r3", "t2"))).toBe(true);
       await until(() => heard.length === 2);
+      // A freed thread is announced only when a run waits for it.
+      await queue.announcePending("t-idle");
+      expect(await queue.enqueue(queued("r4", "t2"), "enqueue")).toBe(true);
+      await until(() => heard.length === 3);
+      await queue.announcePending("t2");
+      await until(() => heard.length === 4);
       // A round trip on the listener's connection delivers anything still on its way.
       await listener.query("SELECT 1");
-      expect(heard).toEqual(["test_wake", "test_wake"]);
+      expect(heard).toEqual(["test_wake", "test_wake", "test_wake", "test_wake"]);
     } finally {
       await listener.end();
     }
