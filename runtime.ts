@@ -142,6 +142,9 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     saver,
     graphOf: (uid, record) => graphs.mainGraph(uid, record),
     isBusy: (threadId) => running.isBusy(threadId),
+    ...(runStore.fleet
+      ? { busyInFleet: (threadIds: readonly string[]) => runRows.activeThreadIds(threadIds) }
+      : {}),
     validateThreadId,
     ensureOpen,
     deleteThread: (uid, threadId) => deleter.delete(uid, threadId),

@@ -29,6 +29,13 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const LATENCY_MS = 50;
 const TURNS = 3;
 
+/** CPU time (user + system) a process has used, in ms, from Linux's `/proc/<pid>/stat`. */
+function cpuMsOf(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 async function main(): Promise<void> {
   const clientCount = Number(process.argv[2] ?? 32);
   const conversations = Number(process.argv[3] ?? 2);
@@ -56,7 +63,9 @@ async function main(): Promise<void> {
     ]);
     const load = fleetLoad([server.base()], token, TURNS);
     await clients.send({ ...load, clients: 2 });
+    const cpuBefore = cpuMsOf(server.child.pid);
     const report = await clients.send({ ...load, clients: clientCount, conversations });
+    const cpuMs = cpuMsOf(server.child.pid) - cpuBefore;
     server.child.kill("SIGINT");
     await server.exited;
     const written = readdirSync(profileDir).find((name) => name.endsWith(".cpuprofile"));
@@ -65,7 +74,10 @@ async function main(): Promise<void> {
     renameSync(join(profileDir, written), out);
     const profile = JSON.parse(readFileSync(out, "utf8")) as CpuProfile;
     console.log(
-      `one fleet process, ${clientCount} clients: ${report.runs} runs at ${(report.runs / (report.wallMs / 1000)).toFixed(1)} runs/s, p50 ${report.p50Ms.toFixed(0)} ms (the whole process's life is profiled: start-up and warm-up included)`,
+      `one fleet process, ${clientCount} clients: ${report.runs} runs at ${(report.runs / (report.wallMs / 1000)).toFixed(1)} runs/s, p50 ${report.p50Ms.toFixed(0)} ms; the process's CPU (user + system) ${(cpuMs / report.runs).toFixed(1)} ms a run`,
+    );
+    console.log(
+      "(the whole process's life is sampled, start-up and warm-up included, by wall clock: a thread the kernel took off the CPU counts where it stopped)",
     );
     console.log(summarizeProfile(profile));
     console.log(`\nwrote ${out}`);

@@ -19,7 +19,7 @@ export interface ThreadInfo {
   metadata: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
-  /** A run is in progress on it (in this process). */
+  /** A run is in progress on it, or (in a fleet) pending or running in any process. */
   busy: boolean;
 }
 
@@ -115,6 +115,12 @@ export interface ThreadsApiDeps {
   /** The main graph of `record` as `uid` may use it. */
   graphOf(uid: string, record: AgentRecord): Promise<AgentGraph>;
   isBusy(threadId: string): boolean;
+  /**
+   * Which of `threadIds` have a run pending or running in any process of a fleet (PostgreSQL):
+   * there a thread's run may be queued, or run by another process. Absent on SQLite, whose one
+   * process knows its runs ({@link isBusy}).
+   */
+  busyInFleet?(threadIds: readonly string[]): Promise<ReadonlySet<string>>;
   validateThreadId(threadId: string): void;
   ensureOpen(): void;
   /** Deletes a thread with all it holds (`runs/thread-delete.ts`). */
@@ -123,15 +129,23 @@ export interface ThreadsApiDeps {
 
 /** The threads API over the runtime's repositories and saver. */
 export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
-  const info = (row: ThreadRecord): ThreadInfo => ({
-    threadId: row.thread_id,
-    ownerUid: row.owner_uid,
-    agentId: row.agent_id === "" ? undefined : row.agent_id,
-    metadata: metadataOf(row),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    busy: deps.isBusy(row.thread_id),
-  });
+  const infos = async (rows: readonly ThreadRecord[]): Promise<ThreadInfo[]> => {
+    const inFleet =
+      deps.busyInFleet && rows.length > 0
+        ? await deps.busyInFleet(rows.map((row) => row.thread_id))
+        : undefined;
+    return rows.map((row) => ({
+      threadId: row.thread_id,
+      ownerUid: row.owner_uid,
+      agentId: row.agent_id === "" ? undefined : row.agent_id,
+      metadata: metadataOf(row),
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      busy: deps.isBusy(row.thread_id) || (inFleet?.has(row.thread_id) ?? false),
+    }));
+  };
+  const info = async (row: ThreadRecord): Promise<ThreadInfo> =>
+    (await infos([row]))[0] as ThreadInfo;
   const owned = async (uid: string, threadId: string): Promise<ThreadRecord> => {
     deps.ensureOpen();
     const row = await deps.threads.get(uid, threadId);
@@ -189,7 +203,7 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
         );
       });
       const offset = options.offset ?? 0;
-      return rows.slice(offset, offset + (options.limit ?? 10)).map(info);
+      return infos(rows.slice(offset, offset + (options.limit ?? 10)));
     },
 
     async updateMetadata(uid, threadId, metadata) {
@@ -219,7 +233,7 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
 
     async fork(uid, threadId, edit) {
       const row = await owned(uid, threadId);
-      if (deps.isBusy(threadId)) {
+      if ((await info(row)).busy) {
         throw new SubagentGraphError(
           ErrorCode.ThreadBusy,
           `thread "${threadId}" has a run in progress: fork it once the run has finished`,

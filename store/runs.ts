@@ -59,6 +59,18 @@ export class RunRepository {
     this.#db = db;
     this.#now = clockOf(options);
   }
+  /** Which of `threadIds` have a run pending or running (in any process). */
+  async activeThreadIds(threadIds: readonly string[]): Promise<Set<string>> {
+    if (threadIds.length === 0) return new Set();
+    const rows = await this.#db
+      .selectFrom("runs")
+      .select("thread_id")
+      .distinct()
+      .where("thread_id", "in", [...threadIds])
+      .where("status", "in", ["pending", "running"])
+      .execute();
+    return new Set(rows.map((row) => row.thread_id));
+  }
 
   /**
    * Takes `threadId` for `runId` until `leaseMs` from now, unless another run holds an

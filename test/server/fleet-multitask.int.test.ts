@@ -37,6 +37,12 @@ describe("multitask strategies in a fleet", { timeout: 180_000 }, () => {
       multitaskStrategy: "enqueue",
     });
     expect(queued).toMatchObject({ status: "pending", multitask_strategy: "enqueue" });
+    // The API process runs nothing itself, yet it sees the thread busy (run on the worker).
+    expect((await api.threads.get(thread.thread_id)).status).toBe("busy");
+    expect(
+      (await api.threads.search({ limit: 10 })).find((t) => t.thread_id === thread.thread_id)
+        ?.status,
+    ).toBe("busy");
     // reject (the default) still refuses while the thread is busy.
     await expect(
       api.runs.create(thread.thread_id, bossId, { input: human("no") }),
@@ -45,6 +51,7 @@ describe("multitask strategies in a fleet", { timeout: 180_000 }, () => {
     expect((await api.runs.get(thread.thread_id, first.run_id)).status).toBe("success");
     expect((await api.runs.get(thread.thread_id, queued.run_id)).status).toBe("success");
     expect(await humans()).toEqual(["one", "two"]);
+    expect((await api.threads.get(thread.thread_id)).status).toBe("idle");
 
     // interrupt: the running run stops (its turn is kept, repaired), the new one runs next.
     fleet.childDelayMs = 60_000;
