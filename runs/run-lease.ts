@@ -1,5 +1,5 @@
 import { ErrorCode, SubagentGraphError } from "../errors.js";
-import type { RunQueue } from "../store/run-queue.js";
+import type { RunHolder, RunQueue } from "../store/run-queue.js";
 import type { RunEnd, RunRepository, StoredRunStatus } from "../store/runs.js";
 import type { ProcessIdentity } from "../util/process-identity.js";
 import type { AbandonedRuns } from "./abandoned-runs.js";
@@ -131,10 +131,14 @@ export class RunLease {
     const every = Math.max(50, Math.min(500, Math.floor(leaseMs / 3)));
     this.timer = setTimeout(async () => {
       try {
-        const renewed = await runs.renewThread(threadId, runId, leaseMs);
-        if (this.claimed) await this.checkClaim(renewed);
-        else if (await runs.cancelRequested(runId)) {
-          this.options.abort(new Error(`run ${runId} cancelled from another process`));
+        if (this.claimed) {
+          const beat = await this.claimed.queue.heartbeat(threadId, runId, leaseMs);
+          this.checkClaim(beat.renewed, beat.holder);
+        } else {
+          await runs.renewThread(threadId, runId, leaseMs);
+          if (await runs.cancelRequested(runId)) {
+            this.options.abort(new Error(`run ${runId} cancelled from another process`));
+          }
         }
       } catch {
         // A database hiccup must not kill the run; the next beat tries again.
@@ -146,10 +150,9 @@ export class RunLease {
   }
 
   /** A claimed run's heartbeat: still this attempt's and this process's, and not cancelled. */
-  private async checkClaim(renewed: boolean): Promise<void> {
+  private checkClaim(renewed: boolean, holder: RunHolder | undefined): void {
     const { runId, runner } = this.options;
     const claimed = this.claimed as ClaimedAttempt;
-    const holder = await claimed.queue.holder(runId);
     const ours =
       renewed &&
       holder?.status === "running" &&

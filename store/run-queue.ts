@@ -358,6 +358,34 @@ export class RunQueue {
     )`.execute(this.#db);
   }
 
+  /**
+   * A claimed run's heartbeat in one statement: renews its thread's lease for `leaseMs` (only
+   * while this run holds it) and reads who holds the run now ({@link holder}).
+   * @returns whether the lease was renewed, and the holder (undefined: the run is gone)
+   */
+  async heartbeat(
+    threadId: string,
+    runId: string,
+    leaseMs: number,
+  ): Promise<{ renewed: boolean; holder: RunHolder | undefined }> {
+    const until = new Date(Date.now() + leaseMs).toISOString();
+    const { rows } = await sql<HolderRow & { renewed: number | string }>`
+      with renewed as (
+        update thread_leases set lease_until = ${until}
+        where thread_id = ${threadId} and run_id = ${runId}
+        returning 1
+      )
+      select (select count(*) from renewed) as renewed, r.status, r.attempt, r.runner_instance,
+        r.cancel_requested
+      from (select 1) as one
+      left join runs as r on r.run_id = ${runId}`.execute(this.#db);
+    const row = rows[0];
+    return {
+      renewed: Number(row?.renewed) === 1,
+      holder: row?.status ? holderOf(row) : undefined,
+    };
+  }
+
   /** Who holds `runId` now (for a worker's heartbeat: lost, cancelled, or still its own). */
   async holder(runId: string): Promise<RunHolder | undefined> {
     const row = await this.#db
@@ -365,13 +393,7 @@ export class RunQueue {
       .select(["status", "attempt", "runner_instance", "cancel_requested"])
       .where("run_id", "=", runId)
       .executeTakeFirst();
-    if (!row) return undefined;
-    return {
-      status: row.status,
-      attempt: Number(row.attempt),
-      runnerInstance: row.runner_instance,
-      cancelRequested: Number(row.cancel_requested) === 1,
-    };
+    return row ? holderOf(row) : undefined;
   }
 
   /** How many runs wait, and since when the oldest has (ISO-8601; undefined when none). */
@@ -386,4 +408,21 @@ export class RunQueue {
       oldestCreatedAt: (row?.oldest as string | null | undefined) ?? undefined,
     };
   }
+}
+
+/** The columns {@link RunHolder} is read from. */
+interface HolderRow {
+  status: string;
+  attempt: number | string;
+  runner_instance: string | null;
+  cancel_requested: number | string;
+}
+
+function holderOf(row: HolderRow): RunHolder {
+  return {
+    status: row.status,
+    attempt: Number(row.attempt),
+    runnerInstance: row.runner_instance,
+    cancelRequested: Number(row.cancel_requested) === 1,
+  };
 }

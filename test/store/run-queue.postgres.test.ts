@@ -223,4 +223,41 @@ describe("the run queue on PostgreSQL", { timeout: 60_000 }, () => {
     expect(await one.queue.claim(one.runner, LEASE_MS)).toBeUndefined();
     expect(await one.queue.holder("r1")).toMatchObject({ status: "error", attempt: 1 });
   });
+
+  it("renews a claimed run's lease and reads its holder in one heartbeat", async () => {
+    const { one, two, runs } = await twoWorkers();
+    await one.queue.enqueue(queued("r1", "t1"));
+    await one.queue.claim(one.runner, 50);
+    const before = (await runs.lease("t1"))?.lease_until ?? "";
+    expect(await one.queue.heartbeat("t1", "r1", LEASE_MS)).toEqual({
+      renewed: true,
+      holder: {
+        status: "running",
+        attempt: 1,
+        runnerInstance: "worker-one",
+        cancelRequested: false,
+      },
+    });
+    expect((await runs.lease("t1"))?.lease_until ?? "").not.toBe(before);
+    expect(await runs.requestCancel("alice", "r1")).toBe(true);
+    expect((await one.queue.heartbeat("t1", "r1", LEASE_MS)).holder?.cancelRequested).toBe(true);
+
+    // Taken over: the lease is the run's again, but the row names another worker's attempt.
+    await one.queue.requeue("r1", "worker one stalled", 3);
+    await runs.releaseThread("t1", "r1");
+    await two.queue.claim(two.runner, LEASE_MS);
+    expect((await one.queue.heartbeat("t1", "r1", LEASE_MS)).holder).toMatchObject({
+      attempt: 2,
+      runnerInstance: "worker-two",
+    });
+    // A lease another run holds is not renewed.
+    await runs.releaseThread("t1", "r1");
+    expect(await runs.acquireThread("t1", "someone-else", LEASE_MS)).toBe(true);
+    expect((await one.queue.heartbeat("t1", "r1", LEASE_MS)).renewed).toBe(false);
+    expect(await runs.lease("t1")).toMatchObject({ run_id: "someone-else" });
+    expect(await one.queue.heartbeat("t1", "no-such-run", LEASE_MS)).toEqual({
+      renewed: false,
+      holder: undefined,
+    });
+  });
 });
