@@ -12,9 +12,6 @@ export interface QueueWorkerOptions {
 /** A wake-up call can be lost (a broken connection): the queue is also looked at this often. */
 const POLL_MS = 1000;
 
-/** Claims one process may have on their way at once (see {@link QueueWorker.fill}). */
-const CLAIMS_IN_FLIGHT = 2;
-
 /** What a worker counts (`GET /metrics`). */
 export interface QueueWorkerCounts {
   claimed: number;
@@ -32,9 +29,7 @@ export class QueueWorker {
   readonly counts: QueueWorkerCounts = { claimed: 0, finished: 0, failed: 0 };
   #active = 0;
   #draining = false;
-  /** Claims sent and not yet answered, and the slots they asked for. */
-  readonly #claiming = new Set<Promise<void>>();
-  #reserved = 0;
+  #filling: Promise<void> | undefined;
   #fillAgain = false;
   #timer: NodeJS.Timeout | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
@@ -69,7 +64,7 @@ export class QueueWorker {
    */
   async drain(timeoutMs: number): Promise<void> {
     this.stop();
-    await Promise.allSettled([...this.#claiming]);
+    await this.#filling;
     if (this.#active > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, timeoutMs);
@@ -94,45 +89,39 @@ export class QueueWorker {
     this.#unlisten = undefined;
   }
 
-  /**
-   * Claims runs while there is room. A wake-up call while a claim is on its way sends another
-   * at once for the slots that one did not ask for (at most {@link CLAIMS_IN_FLIGHT}), rather
-   * than after it: under load a round trip is most of a queued run's wait.
-   */
+  /** Claims runs while there is room (one pass at a time; a call during a pass makes another). */
   fill(): void {
     if (this.#draining) return;
-    const free = this.options.concurrency - this.#active - this.#reserved;
-    if (free <= 0 || this.#claiming.size >= CLAIMS_IN_FLIGHT) {
-      // Once a claim on its way returns, its unused slots are free again: look then.
-      if (this.#claiming.size > 0) this.#fillAgain = true;
+    if (this.#filling) {
+      this.#fillAgain = true;
       return;
     }
-    // Part of the free slots, so that a wake-up call meanwhile can claim the rest at once.
-    const room = Math.ceil(free / (CLAIMS_IN_FLIGHT - this.#claiming.size));
-    this.#reserved += room;
-    const claim: Promise<void> = this.#claim(room).finally(() => {
-      this.#reserved -= room;
-      this.#claiming.delete(claim);
+    this.#filling = this.#fill().finally(() => {
+      this.#filling = undefined;
       if (this.#fillAgain) {
         this.#fillAgain = false;
         this.fill();
       }
     });
-    this.#claiming.add(claim);
   }
 
-  /** One claim of up to `room` runs; a full one may leave more, so it fills again. */
-  async #claim(room: number): Promise<void> {
-    let claimed: ClaimedRun[];
-    try {
-      // As many as there is room for, in one statement (see `RunQueue.claimSome`).
-      claimed = await this.fleet.queue.claimSome(this.fleet.runner, this.fleet.leaseMs, room);
-    } catch (error) {
-      this.options.warn(`claiming a queued run failed: ${messageOf(error)}`);
-      return;
+  async #fill(): Promise<void> {
+    while (!this.#draining && this.#active < this.options.concurrency) {
+      let claimed: ClaimedRun[];
+      try {
+        // As many as there is room for, in one statement (see `RunQueue.claimSome`).
+        claimed = await this.fleet.queue.claimSome(
+          this.fleet.runner,
+          this.fleet.leaseMs,
+          this.options.concurrency - this.#active,
+        );
+      } catch (error) {
+        this.options.warn(`claiming a queued run failed: ${messageOf(error)}`);
+        return;
+      }
+      if (claimed.length === 0) return;
+      for (const run of claimed) this.#execute(run);
     }
-    for (const run of claimed) this.#execute(run);
-    if (claimed.length === room) this.#fillAgain = true;
   }
 
   #execute(claimed: ClaimedRun): void {
