@@ -142,9 +142,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     saver,
     graphOf: (uid, record) => graphs.mainGraph(uid, record),
     isBusy: (threadId) => running.isBusy(threadId),
-    ...(runStore.fleet
-      ? { busyInFleet: (threadIds: readonly string[]) => runRows.activeThreadIds(threadIds) }
-      : {}),
+    runStates: (threadIds) => runRows.threadRunStates(threadIds),
     validateThreadId,
     ensureOpen,
     deleteThread: (uid, threadId) => deleter.delete(uid, threadId),

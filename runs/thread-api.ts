@@ -6,6 +6,7 @@ import type { AgentRecord } from "../agents/schema.js";
 import type { AgentGraph } from "../backends/registry.js";
 import { readChannelValues } from "../checkpoints/delta-read.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import type { ThreadRunState } from "../store/runs.js";
 import { metadataOf, type ThreadRecord, type ThreadRepository } from "../store/threads.js";
 import { checkForkEdit } from "./fork-values.js";
 import { AGENT_STATE_REDUCERS } from "./thread-state.js";
@@ -19,8 +20,10 @@ export interface ThreadInfo {
   metadata: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
-  /** A run is in progress on it, or (in a fleet) pending or running in any process. */
+  /** A run of it is pending or in progress, in this process or any other. */
   busy: boolean;
+  /** Its latest run ended `error` (its status then reads `error`), whichever process ran it. */
+  lastRunFailed: boolean;
 }
 
 /** Options of {@link ThreadsApi.create}. */
@@ -116,11 +119,10 @@ export interface ThreadsApiDeps {
   graphOf(uid: string, record: AgentRecord): Promise<AgentGraph>;
   isBusy(threadId: string): boolean;
   /**
-   * Which of `threadIds` have a run pending or running in any process of a fleet (PostgreSQL):
-   * there a thread's run may be queued, or run by another process. Absent on SQLite, whose one
-   * process knows its runs ({@link isBusy}).
+   * What the runs table says of `threadIds`: a run pending or running (queued in a fleet, or run
+   * by another process) and whether the latest failed. Threads without runs are absent.
    */
-  busyInFleet?(threadIds: readonly string[]): Promise<ReadonlySet<string>>;
+  runStates(threadIds: readonly string[]): Promise<ReadonlyMap<string, ThreadRunState>>;
   validateThreadId(threadId: string): void;
   ensureOpen(): void;
   /** Deletes a thread with all it holds (`runs/thread-delete.ts`). */
@@ -129,10 +131,11 @@ export interface ThreadsApiDeps {
 
 /** The threads API over the runtime's repositories and saver. */
 export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
-  const infos = async (rows: readonly ThreadRecord[]): Promise<ThreadInfo[]> => {
-    const inFleet =
-      deps.busyInFleet && rows.length > 0
-        ? await deps.busyInFleet(rows.map((row) => row.thread_id))
+  /** `created`: the rows were just made, so no run of any process can be on them yet. */
+  const infos = async (rows: readonly ThreadRecord[], created = false): Promise<ThreadInfo[]> => {
+    const states =
+      rows.length > 0 && !created
+        ? await deps.runStates(rows.map((row) => row.thread_id))
         : undefined;
     return rows.map((row) => ({
       threadId: row.thread_id,
@@ -141,11 +144,12 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
       metadata: metadataOf(row),
       createdAt: row.created_at,
       updatedAt: row.updated_at,
-      busy: deps.isBusy(row.thread_id) || (inFleet?.has(row.thread_id) ?? false),
+      busy: deps.isBusy(row.thread_id) || (states?.get(row.thread_id)?.active ?? false),
+      lastRunFailed: states?.get(row.thread_id)?.lastFailed ?? false,
     }));
   };
-  const info = async (row: ThreadRecord): Promise<ThreadInfo> =>
-    (await infos([row]))[0] as ThreadInfo;
+  const info = async (row: ThreadRecord, created = false): Promise<ThreadInfo> =>
+    (await infos([row], created))[0] as ThreadInfo;
   const owned = async (uid: string, threadId: string): Promise<ThreadRecord> => {
     deps.ensureOpen();
     const row = await deps.threads.get(uid, threadId);
@@ -178,7 +182,7 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
       const threadId = options.threadId ?? randomUUID();
       deps.validateThreadId(threadId);
       const { created, row } = await deps.threads.create(uid, threadId, options.metadata ?? {});
-      if (created && row) return info(row);
+      if (created && row) return info(row, true);
       if (row && options.ifExists === "do_nothing") return info(row);
       throw new SubagentGraphError(
         ErrorCode.AlreadyExists,

@@ -50,6 +50,14 @@ export function runnerColumns(runner: ProcessIdentity | undefined) {
   };
 }
 
+/** What a thread's runs say of it (see {@link RunRepository.threadRunStates}). */
+export interface ThreadRunState {
+  /** A run of it is pending or running, in any process. */
+  active: boolean;
+  /** Its latest run ended `error`. */
+  lastFailed: boolean;
+}
+
 /** Reads and writes `runs` and `thread_leases`. */
 export class RunRepository {
   readonly #db: Kysely<DatabaseSchema>;
@@ -59,17 +67,45 @@ export class RunRepository {
     this.#db = db;
     this.#now = clockOf(options);
   }
-  /** Which of `threadIds` have a run pending or running (in any process). */
-  async activeThreadIds(threadIds: readonly string[]): Promise<Set<string>> {
-    if (threadIds.length === 0) return new Set();
+  /**
+   * For each of `threadIds` that has runs: whether one is pending or running (in any process),
+   * and whether its latest run ended `error`. One query.
+   */
+  async threadRunStates(threadIds: readonly string[]): Promise<Map<string, ThreadRunState>> {
+    const states = new Map<string, ThreadRunState & { latestAt: string }>();
+    if (threadIds.length === 0) return states;
     const rows = await this.#db
-      .selectFrom("runs")
-      .select("thread_id")
-      .distinct()
-      .where("thread_id", "in", [...threadIds])
-      .where("status", "in", ["pending", "running"])
+      .selectFrom("runs as r")
+      .select(["r.thread_id", "r.status", "r.created_at"])
+      .where("r.thread_id", "in", [...threadIds])
+      .where((eb) =>
+        eb.or([
+          eb("r.status", "in", ["pending", "running"]),
+          eb(
+            "r.created_at",
+            "=",
+            eb
+              .selectFrom("runs as o")
+              .select((inner) => inner.fn.max("o.created_at").as("latest"))
+              .whereRef("o.thread_id", "=", "r.thread_id"),
+          ),
+        ]),
+      )
       .execute();
-    return new Set(rows.map((row) => row.thread_id));
+    for (const row of rows) {
+      const state = states.get(row.thread_id) ?? {
+        active: false,
+        lastFailed: false,
+        latestAt: "",
+      };
+      if (row.status === "pending" || row.status === "running") state.active = true;
+      if (row.created_at >= state.latestAt) {
+        state.latestAt = row.created_at;
+        state.lastFailed = row.status === "error";
+      }
+      states.set(row.thread_id, state);
+    }
+    return states;
   }
 
   /**

@@ -74,7 +74,7 @@ async function threadOf(
   const status =
     info.busy || running
       ? "busy"
-      : runs.lastFailed(uid, info.threadId)
+      : info.lastRunFailed || runs.lastFailed(uid, info.threadId)
         ? "error"
         : state && state.next.length > 0
           ? "interrupted"

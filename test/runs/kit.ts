@@ -91,6 +91,7 @@ export async function openRunsKit(
     saver,
     graphOf: (uid, record) => graphs.mainGraph(uid, record),
     isBusy: (threadId) => store.running.isBusy(threadId),
+    runStates: (threadIds) => store.runRows.threadRunStates(threadIds),
     validateThreadId,
     ensureOpen,
     deleteThread: (uid, threadId) => store.deleter.delete(uid, threadId),

@@ -84,7 +84,13 @@ describe("threads and runs as the SDK expects them", { timeout: 30_000 }, () => 
     ]);
     const fixture: RuntimeFixture = await makeRuntime({
       saver: "sqlite",
-      models: { "scripted:slow": slow, "scripted:slow-main": slowMain },
+      models: {
+        "scripted:slow": slow,
+        "scripted:slow-main": slowMain,
+        "scripted:broken": new ScriptedChatModel("broken", [
+          { reply: new Error("the model is down") },
+        ]),
+      },
     });
     cleanups.push(() => fixture.dispose());
     const { runtime } = fixture;
@@ -268,6 +274,41 @@ describe("threads and runs as the SDK expects them", { timeout: 30_000 }, () => 
     expect(
       await alice.threads.search({ ids: [tides], select: ["thread_id", "state_updated_at"] }),
     ).toEqual([{ thread_id: tides, state_updated_at: latest.created_at }]);
+  });
+
+  it("reads a thread `error` after its latest run failed, after a restart too, until a run succeeds", async () => {
+    const { fixture, boss, alice, server } = await start();
+    const broken = await fixture.runtime.agents.create(
+      "alice",
+      mainAgentPayload("broken", "scripted:broken", []),
+    );
+    await alice.threads.create({ threadId: "fails" });
+    const failed = await alice.runs.create("fails", broken.id, { input: human("hello") });
+    await alice.runs.join("fails", failed.run_id);
+    expect((await alice.runs.get("fails", failed.run_id)).status).toBe("error");
+    expect((await alice.threads.get("fails")).status).toBe("error");
+
+    // A restart: the failure is read from the store, not from this process's memory.
+    await server.runs.cancelAll();
+    await server.app.close();
+    await fixture.runtime.close();
+    const restarted = await createRuntime({
+      dataDir: fixture.dataDir,
+      checkpointer: "sqlite",
+      env: {},
+      warn: () => undefined,
+      models: { "scripted:broken": new ScriptedChatModel("broken", []) },
+    });
+    cleanups.push(() => restarted.close());
+    const { alice: again } = await serve(restarted);
+    expect((await again.threads.get("fails")).status).toBe("error");
+    expect(
+      (await again.threads.search({ limit: 100 })).find((t) => t.thread_id === "fails")?.status,
+    ).toBe("error");
+
+    const fixed = await again.runs.create("fails", boss.id, { input: human("Why are tides?") });
+    await again.runs.join("fails", fixed.run_id);
+    expect((await again.threads.get("fails")).status).toBe("idle");
   });
 
   it("lists runs from the store, newest first, after a restart, by status, page and select", async () => {
