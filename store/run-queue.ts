@@ -12,7 +12,7 @@
 
 import { type Kysely, sql } from "kysely";
 import type { ProcessIdentity } from "../util/process-identity.js";
-import { type RunRow, runnerColumns } from "./runs.js";
+import { newRunColumns, type RunRow, runnerColumns } from "./runs.js";
 import type { DatabaseSchema } from "./schema.js";
 
 /**
@@ -157,16 +157,11 @@ export class RunQueue {
       const insert = trx
         .insertInto("runs")
         .values({
-          run_id: run.runId,
-          thread_id: run.threadId,
-          owner_uid: run.uid,
-          agent_id: run.agentId,
+          ...newRunColumns(run),
           status: "pending",
           created_at: DATABASE_NOW,
           updated_at: DATABASE_NOW,
           ...runnerColumns(undefined),
-          status_reason: null,
-          metadata: JSON.stringify(run.metadata),
           attempt: 0,
           request: JSON.stringify(request),
         })

@@ -39,6 +39,24 @@ export interface RunEnd {
   reason?: string | null;
 }
 
+/** A new run's identity columns, as every writer of a new `runs` row sets them. */
+export function newRunColumns(run: {
+  runId: string;
+  threadId: string;
+  uid: string;
+  agentId: string;
+  metadata?: Record<string, unknown>;
+}) {
+  return {
+    run_id: run.runId,
+    thread_id: run.threadId,
+    owner_uid: run.uid,
+    agent_id: run.agentId,
+    status_reason: null,
+    metadata: JSON.stringify(run.metadata ?? {}),
+  };
+}
+
 /** The columns of a run's row that name the process running it (all null for none). */
 export function runnerColumns(runner: ProcessIdentity | undefined) {
   return {
@@ -207,16 +225,11 @@ export class RunRepository {
     await this.#db
       .insertInto("runs")
       .values({
-        run_id: run.runId,
-        thread_id: run.threadId,
-        owner_uid: run.uid,
-        agent_id: run.agentId,
+        ...newRunColumns(run),
         status: "running",
         created_at: now,
         updated_at: now,
         ...runnerColumns(run.runner),
-        status_reason: null,
-        metadata: JSON.stringify(run.metadata ?? {}),
       })
       .execute();
   }
