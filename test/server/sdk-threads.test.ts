@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { ScriptedChatModel } from "../../models/scripted.js";
@@ -60,6 +61,29 @@ describe("threads and runs as the SDK expects them", { timeout: 30_000 }, () => 
       return new Client({ apiUrl: base, apiKey: token });
     };
     return { server, base, alice: await clientOf("alice"), bob: await clientOf("bob") };
+  }
+
+  /**
+   * Stops `server` and its runtime, and serves a new runtime over the same data folder (with
+   * `models`, for agents whose model a script plays): a restart.
+   */
+  async function restart(
+    fixture: RuntimeFixture,
+    server: SubagentGraphServer,
+    models: Record<string, BaseChatModel> = {},
+  ) {
+    await server.runs.cancelAll();
+    await server.app.close();
+    await fixture.runtime.close();
+    const restarted = await createRuntime({
+      dataDir: fixture.dataDir,
+      checkpointer: "sqlite",
+      env: {},
+      warn: () => undefined,
+      models,
+    });
+    cleanups.push(() => restarted.close());
+    return serve(restarted);
   }
 
   /**
@@ -289,18 +313,9 @@ describe("threads and runs as the SDK expects them", { timeout: 30_000 }, () => 
     expect((await alice.threads.get("fails")).status).toBe("error");
 
     // A restart: the failure is read from the store, not from this process's memory.
-    await server.runs.cancelAll();
-    await server.app.close();
-    await fixture.runtime.close();
-    const restarted = await createRuntime({
-      dataDir: fixture.dataDir,
-      checkpointer: "sqlite",
-      env: {},
-      warn: () => undefined,
-      models: { "scripted:broken": new ScriptedChatModel("broken", []) },
+    const { alice: again } = await restart(fixture, server, {
+      "scripted:broken": new ScriptedChatModel("broken", []),
     });
-    cleanups.push(() => restarted.close());
-    const { alice: again } = await serve(restarted);
     expect((await again.threads.get("fails")).status).toBe("error");
     expect(
       (await again.threads.search({ limit: 100 })).find((t) => t.thread_id === "fails")?.status,
@@ -341,17 +356,7 @@ describe("threads and runs as the SDK expects them", { timeout: 30_000 }, () => 
     ]);
 
     // A restart: this process's memory is gone; the store is not.
-    await server.runs.cancelAll();
-    await server.app.close();
-    await fixture.runtime.close();
-    const restarted = await createRuntime({
-      dataDir: fixture.dataDir,
-      checkpointer: "sqlite",
-      env: {},
-      warn: () => undefined,
-    });
-    cleanups.push(() => restarted.close());
-    const { alice: again } = await serve(restarted);
+    const { alice: again } = await restart(fixture, server);
 
     const listed = await again.runs.list("runs-here");
     expect(listed.map((run) => [run.run_id, run.status, run.metadata])).toEqual([
