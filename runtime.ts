@@ -142,7 +142,15 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     saver,
     graphOf: (uid, record) => graphs.mainGraph(uid, record),
     isBusy: (threadId) => running.isBusy(threadId),
-    runStates: (threadIds) => runRows.threadRunStates(threadIds),
+    runStates: async (threadIds) => {
+      const states = await runRows.threadRunStates(threadIds);
+      // A run marked running by a process that died reads as what it is before its thread's
+      // status is told (as a run's own record is, see `runs/abandoned-runs.ts`).
+      const elsewhere = threadIds.filter((id) => states.get(id)?.active && !running.isBusy(id));
+      return elsewhere.length > 0 && (await abandoned.settleThreads(elsewhere))
+        ? runRows.threadRunStates(threadIds)
+        : states;
+    },
     validateThreadId,
     ensureOpen,
     deleteThread: (uid, threadId) => deleter.delete(uid, threadId),

@@ -113,6 +113,21 @@ export class AbandonedRuns {
   }
 
   /**
+   * {@link settle} for every run marked running on `threadIds`: for a read of those threads'
+   * status, so that a thread whose run died never reads `busy`.
+   * @returns whether any of them was recorded (or put back in the queue)
+   */
+  async settleThreads(threadIds: readonly string[]): Promise<boolean> {
+    let changed = false;
+    for (const threadId of threadIds) {
+      for (const row of await this.options.runs.running(threadId)) {
+        if ((await this.settle(row)).status !== "running") changed = true;
+      }
+    }
+    return changed;
+  }
+
+  /**
    * Records `row` interrupted if its process is gone: takes its thread with a lease of its own
    * (so no new run writes there meanwhile), which records every dead run there, then frees it.
    * @returns whether `row` is now recorded interrupted

@@ -111,6 +111,28 @@ describe.each(["sqlite", "postgres"] as const)("runs of stopped processes (%s)",
     expect((await runtime.runInfo("alice", result.runId))?.status).toBe("success");
   });
 
+  it("tells a thread busy while its run may live, and records a dead one's run when its status is read", async () => {
+    runtime = await open();
+    const dead = await deadProcessOfThisMachine();
+    const deadRun = await runLeftRunning(runtime, "t-read-dead", dead, new Date());
+    await runLeftRunning(runtime, "t-read-live", ELSEWHERE, new Date());
+
+    // Another process's live run: busy. A dead process's run: recorded, and the thread is not.
+    expect(await runtime.threads.get("alice", "t-read-live")).toMatchObject({ busy: true });
+    expect(await runtime.threads.get("alice", "t-read-dead")).toMatchObject({
+      busy: false,
+      lastRunFailed: false,
+    });
+    expect(await new RunRepository(database.db).find(deadRun)).toMatchObject({
+      status: "interrupted",
+    });
+    const listed = await runtime.threads.search("alice", { limit: 10 });
+    expect(Object.fromEntries(listed.map((thread) => [thread.threadId, thread.busy]))).toEqual({
+      "t-read-dead": false,
+      "t-read-live": true,
+    });
+  });
+
   it("on start, records every run of a stopped process of this machine interrupted and frees its thread", async () => {
     runtime = await open();
     const dead = await deadProcessOfThisMachine();
