@@ -155,7 +155,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     ensureOpen,
     deleteThread: (uid, threadId) => deleter.delete(uid, threadId),
   });
-  const checkThread = (uid: string, threadId: string) => threadsApi.get(uid, threadId);
+  const checkThread = (uid: string, threadId: string) => threadsApi.check(uid, threadId);
   const lifecycle = createRunLifecycle({
     ...runStore,
     ensureOpen,

@@ -84,7 +84,7 @@ async function requireThread(
   threadId: string,
 ): Promise<void> {
   try {
-    await runtime.threads.get(store.uid, threadId);
+    await runtime.threads.check(store.uid, threadId);
   } catch (error) {
     if (!hasErrorCode(error, ErrorCode.NotFound)) throw error;
     throw new SubagentGraphError(

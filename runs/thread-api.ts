@@ -48,6 +48,12 @@ export interface SearchThreadsOptions {
 export interface ThreadsApi {
   create(uid: string, options?: CreateThreadOptions): Promise<ThreadInfo>;
   get(uid: string, threadId: string): Promise<ThreadInfo>;
+  /**
+   * Checks that `threadId` is `uid`'s, reading nothing else (no run records, unlike
+   * {@link get}): for the requests that only need to know.
+   * @throws SubagentGraphError `NOT_FOUND` (field `thread_id`) otherwise
+   */
+  check(uid: string, threadId: string): Promise<void>;
   search(uid: string, options?: SearchThreadsOptions): Promise<ThreadInfo[]>;
   /** Merges metadata into the thread's (a key set to null is removed). */
   updateMetadata(
@@ -193,6 +199,10 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
 
     async get(uid, threadId) {
       return info(await owned(uid, threadId));
+    },
+
+    async check(uid, threadId) {
+      await owned(uid, threadId);
     },
 
     async search(uid, options = {}) {

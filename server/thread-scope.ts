@@ -71,7 +71,7 @@ export async function resolveThread(
   threadId: string,
 ): Promise<ThreadRef> {
   for (const id of [threadId, scopedThreadId(uid, threadId)]) {
-    const found = await runtime.threads.get(uid, id).then(
+    const found = await runtime.threads.check(uid, id).then(
       () => true,
       (error: unknown) => {
         if (SubagentGraphError.isInstance(error) && error.code === ErrorCode.NotFound) return false;

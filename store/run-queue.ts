@@ -7,7 +7,7 @@
  * A run whose worker died is put back `pending` (`requeue`) and claimed again as its next
  * attempt, until it has been tried `maxAttempts` times. Which worker holds a run, and which of
  * its attempts, is on its row: a worker that lost it (a takeover while it stalled) sees that at
- * its next heartbeat (`holder`) and stops.
+ * its next heartbeat (`heartbeat`) and stops.
  */
 
 import { type Kysely, sql } from "kysely";
@@ -355,7 +355,7 @@ export class RunQueue {
 
   /**
    * A claimed run's heartbeat in one statement: renews its thread's lease for `leaseMs` (only
-   * while this run holds it) and reads who holds the run now ({@link holder}).
+   * while this run holds it) and reads who holds the run now.
    * @returns whether the lease was renewed, and the holder (undefined: the run is gone)
    */
   async heartbeat(
@@ -379,16 +379,6 @@ export class RunQueue {
       renewed: Number(row?.renewed) === 1,
       holder: row?.status ? holderOf(row) : undefined,
     };
-  }
-
-  /** Who holds `runId` now (for a worker's heartbeat: lost, cancelled, or still its own). */
-  async holder(runId: string): Promise<RunHolder | undefined> {
-    const row = await this.#db
-      .selectFrom("runs")
-      .select(["status", "attempt", "runner_instance", "cancel_requested"])
-      .where("run_id", "=", runId)
-      .executeTakeFirst();
-    return row ? holderOf(row) : undefined;
   }
 
   /** How many runs wait, and since when the oldest has (ISO-8601; undefined when none). */

@@ -85,12 +85,13 @@ export class RunRepository {
     this.#db = db;
     this.#now = clockOf(options);
   }
+
   /**
    * For each of `threadIds` that has runs: whether one is pending or running (in any process),
    * and whether its latest run ended `error`. One query.
    */
   async threadRunStates(threadIds: readonly string[]): Promise<Map<string, ThreadRunState>> {
-    const states = new Map<string, ThreadRunState & { latestAt: string }>();
+    const states = new Map<string, ThreadRunState>();
     if (threadIds.length === 0) return states;
     const rows = await this.#db
       .selectFrom("runs as r")
@@ -109,18 +110,13 @@ export class RunRepository {
           ),
         ]),
       )
+      .orderBy("r.created_at")
       .execute();
+    // Oldest first: the last row seen of a thread is its latest run.
     for (const row of rows) {
-      const state = states.get(row.thread_id) ?? {
-        active: false,
-        lastFailed: false,
-        latestAt: "",
-      };
+      const state = states.get(row.thread_id) ?? { active: false, lastFailed: false };
       if (row.status === "pending" || row.status === "running") state.active = true;
-      if (row.created_at >= state.latestAt) {
-        state.latestAt = row.created_at;
-        state.lastFailed = row.status === "error";
-      }
+      state.lastFailed = row.status === "error";
       states.set(row.thread_id, state);
     }
     return states;

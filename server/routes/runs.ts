@@ -57,7 +57,7 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     let threadId = thread.id;
     if (!thread.exists) {
       // The runtime's answer for a thread the caller does not have.
-      if (!parsed.createThread) await runtime.threads.get(uid, thread.id);
+      if (!parsed.createThread) await runtime.threads.check(uid, thread.id);
       if (parsed.checkpointId) throw checkpointNotFound(parsed.checkpointId, thread.external, body);
       if (parsed.input === undefined) throw nothingToRun(thread.external, undefined);
       threadId = newThreadId(uid, thread.external);
