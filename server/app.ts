@@ -153,7 +153,7 @@ export async function createServer(
   agentRoutes(app, runtime);
   assistantRoutes(app, runtime);
   threadRoutes(app, runtime, runs);
-  runRoutes(app, runtime, runs);
+  runRoutes(app, runtime, runs, worker);
   fileRoutes(app, runtime, maxUploadBytes);
   mcpRoutes(app, runtime);
   knowledgeRoutes(app, runtime, maxUploadBytes);

@@ -10,7 +10,7 @@
  * its next heartbeat (`heartbeat`) and stops.
  */
 
-import { type Kysely, sql } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
 import type { ProcessIdentity } from "../util/process-identity.js";
 import { newRunColumns, type RunRow, runnerColumns } from "./runs.js";
 import type { DatabaseSchema } from "./schema.js";
@@ -99,6 +99,31 @@ export class RunQueue {
    * @returns whether it was queued (false: the thread is busy and the strategy is `reject`)
    */
   async enqueue(run: NewQueuedRun, strategy: MultitaskStrategy = "reject"): Promise<boolean> {
+    return (await this.#write(run, strategy, undefined)) !== "refused";
+  }
+
+  /**
+   * {@link enqueue}, except that a run which could start at once is claimed for `claimer` in the
+   * same transaction (written `running` as its attempt 1, its thread's lease taken), instead of
+   * waiting for a worker to hear of it: what a process that is also a worker with a free slot
+   * does with the runs it is asked for. "At once" means its thread runs nothing, holds no lease
+   * and has nothing pending, and no other run anywhere waits for a worker (so a run never passes
+   * an older one that could go). Otherwise it is queued as {@link enqueue} queues it.
+   * @returns the claimed run, "queued", or "refused" (busy thread, strategy `reject`)
+   */
+  async enqueueOrClaim(
+    run: NewQueuedRun,
+    strategy: MultitaskStrategy,
+    claimer: { runner: ProcessIdentity; leaseMs: number },
+  ): Promise<ClaimedRun | "queued" | "refused"> {
+    return this.#write(run, strategy, claimer);
+  }
+
+  async #write(
+    run: NewQueuedRun,
+    strategy: MultitaskStrategy,
+    claimer: { runner: ProcessIdentity; leaseMs: number } | undefined,
+  ): Promise<ClaimedRun | "queued" | "refused"> {
     return this.#db.transaction().execute(async (trx) => {
       // Enqueues on one thread take turns, so two never both find it free.
       await sql`select pg_advisory_xact_lock(hashtext(${`run_queue:${run.threadId}`}))`.execute(
@@ -124,7 +149,11 @@ export class RunQueue {
             .where("lease_until", ">=", now),
         )
         .execute();
-      if (busy.length > 0 && strategy === "reject") return false;
+      if (busy.length > 0 && strategy === "reject") return "refused";
+      if (claimer && busy.length === 0) {
+        const claimed = await claimAtOnce(trx, run, claimer);
+        if (claimed) return claimed;
+      }
       const active = busy.filter((row) => row.status !== "leased");
       let request = run.request;
       if (strategy === "interrupt" || strategy === "rollback") {
@@ -175,7 +204,7 @@ export class RunQueue {
           .select(sql<string>`pg_notify(${this.#wakeChannel}, '')`.as("woken"))
           .execute();
       }
-      return true;
+      return "queued";
     });
   }
 
@@ -393,6 +422,59 @@ export class RunQueue {
       oldestCreatedAt: (row?.oldest as string | null | undefined) ?? undefined,
     };
   }
+}
+
+/**
+ * Writes `run` as claimed by `claimer` (running, attempt 1, its thread's lease taken) if no
+ * other run waits for a worker and its thread's lease is free, in one statement; the caller
+ * holds the thread's enqueue lock and has seen it run nothing.
+ * @returns the claimed run, or undefined when it must be queued instead
+ */
+async function claimAtOnce(
+  trx: Transaction<DatabaseSchema>,
+  run: NewQueuedRun,
+  claimer: { runner: ProcessIdentity; leaseMs: number },
+): Promise<ClaimedRun | undefined> {
+  const now = new Date();
+  const nowText = now.toISOString();
+  const until = new Date(now.getTime() + claimer.leaseMs).toISOString();
+  const columns = {
+    ...newRunColumns(run),
+    ...runnerColumns(claimer.runner),
+    request: JSON.stringify(run.request),
+  };
+  const names = Object.keys(columns);
+  const { rows } = await sql<RunRow>`
+    with waiting as (
+      -- A run that a worker could claim now: this one must not pass it.
+      select 1 from runs as r
+      where r.status = 'pending'
+        and not exists (
+          select 1 from runs as o where o.thread_id = r.thread_id and o.status = 'running'
+        )
+        and not exists (
+          select 1 from thread_leases as l
+          where l.thread_id = r.thread_id and l.lease_until >= ${nowText}
+        )
+      limit 1
+    ),
+    leased as (
+      insert into thread_leases (thread_id, run_id, lease_until)
+      select ${run.threadId}, ${run.runId}, ${until}
+      where not exists (select 1 from waiting)
+      on conflict (thread_id) do update
+        set run_id = excluded.run_id, lease_until = excluded.lease_until
+        where thread_leases.lease_until < ${nowText}
+      returning run_id
+    ),
+    stamp as (select ${DATABASE_NOW} as now)
+    insert into runs (${sql.join(names.map((name) => sql.ref(name)))},
+      status, attempt, created_at, updated_at, claimed_at)
+    select ${sql.join(Object.values(columns))}, 'running', 1, stamp.now, stamp.now, stamp.now
+    from leased, stamp
+    returning *`.execute(trx);
+  const row = rows[0];
+  return row ? { row, request: run.request } : undefined;
 }
 
 /** The columns {@link RunHolder} is read from. */

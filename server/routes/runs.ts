@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { Fleet } from "../../runs/fleet.js";
-import type { RunInfo } from "../../runs/run-info.js";
+import { type RunInfo, runInfoOf } from "../../runs/run-info.js";
 import type { Runtime } from "../../runtime.js";
 import {
   MULTITASK_STRATEGIES,
@@ -14,6 +14,7 @@ import {
 import { parseRunCreate, type RunCreateBody, runCreateSchema } from "../protocol/run-create.js";
 import { replyHeaders, sseFrame, startSse } from "../protocol/sse.js";
 import type { WireStreamMode } from "../protocol/translate.js";
+import type { QueueWorker } from "../runs/queue-worker.js";
 import { RemoteRuns } from "../runs/remote-runs.js";
 import type { ManagedRun, RunRegistry } from "../runs/run-registry.js";
 import { errorResponses, runSchema } from "../schemas.js";
@@ -29,7 +30,12 @@ const isSet = (value: string | undefined) => value === "1" || value === "true";
 type StartedRun = { cancelOnDisconnect: boolean } & ({ run: ManagedRun } | { queued: RunInfo });
 
 /** `/threads/:id/runs…`: background, waited and streamed runs, joins and cancels. */
-export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegistry): void {
+export function runRoutes(
+  app: FastifyInstance,
+  runtime: Runtime,
+  runs: RunRegistry,
+  worker: QueueWorker | undefined,
+): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   // Runs of other processes stream from the shared event log (PostgreSQL only).
   const remote = runtime.runEvents ? new RemoteRuns(runtime, runtime.runEvents) : undefined;
@@ -124,7 +130,26 @@ export function runRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegis
     run: Omit<NewQueuedRun, "runId">,
   ): Promise<RunInfo> {
     const runId = randomUUID();
-    if (!(await fleet.queue.enqueue({ ...run, runId }, strategy))) {
+    // A worker here with a free slot starts a run that can go at once itself, without the
+    // round trip of a wake-up call and a claim (`RunQueue.enqueueOrClaim` says when).
+    const slot = worker?.reserve();
+    let outcome: Awaited<ReturnType<typeof fleet.queue.enqueueOrClaim>>;
+    try {
+      outcome = slot
+        ? await fleet.queue.enqueueOrClaim({ ...run, runId }, strategy, fleet)
+        : (await fleet.queue.enqueue({ ...run, runId }, strategy))
+          ? "queued"
+          : "refused";
+    } catch (error) {
+      slot?.release();
+      throw error;
+    }
+    if (typeof outcome === "object") {
+      slot?.run(outcome);
+      return runInfoOf(outcome.row);
+    }
+    slot?.release();
+    if (outcome === "refused") {
       throw new SubagentGraphError(
         ErrorCode.ThreadBusy,
         `thread "${run.threadId}" already has a run pending or in progress: wait for it to finish or cancel it`,

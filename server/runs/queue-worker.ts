@@ -12,6 +12,14 @@ export interface QueueWorkerOptions {
 /** A wake-up call can be lost (a broken connection): the queue is also looked at this often. */
 const POLL_MS = 1000;
 
+/** A slot held by {@link QueueWorker.reserve}: use it for a claimed run, or release it. */
+export interface WorkerSlot {
+  /** Runs `claimed` (a run claimed for this process) in the slot. */
+  run(claimed: ClaimedRun): void;
+  /** Gives the slot back unused. */
+  release(): void;
+}
+
 /** What a worker counts (`GET /metrics`). */
 export interface QueueWorkerCounts {
   claimed: number;
@@ -89,6 +97,31 @@ export class QueueWorker {
     this.#unlisten = undefined;
   }
 
+  /**
+   * Holds one of this worker's slots for a run its caller is about to claim itself (see
+   * `RunQueue.enqueueOrClaim`): while held it counts as running, so neither the claim loop nor
+   * a drain overcommits. Undefined when the worker is full or shutting down.
+   */
+  reserve(): WorkerSlot | undefined {
+    if (this.#draining || this.#active >= this.options.concurrency) return undefined;
+    this.#active += 1;
+    let used = false;
+    return {
+      run: (claimed) => {
+        if (used) return;
+        used = true;
+        this.#execute(claimed);
+      },
+      release: () => {
+        if (used) return;
+        used = true;
+        this.#settle();
+        // The slot may have kept a pass from claiming a queued run.
+        this.fill();
+      },
+    };
+  }
+
   /** Claims runs while there is room (one pass at a time; a call during a pass makes another). */
   fill(): void {
     if (this.#draining) return;
@@ -120,12 +153,15 @@ export class QueueWorker {
         return;
       }
       if (claimed.length === 0) return;
-      for (const run of claimed) this.#execute(run);
+      for (const run of claimed) {
+        this.#active += 1;
+        this.#execute(run);
+      }
     }
   }
 
+  /** Runs `claimed` in a slot already counted in `#active`, and frees the slot at its end. */
   #execute(claimed: ClaimedRun): void {
-    this.#active += 1;
     this.counts.claimed += 1;
     void this.registry
       .execute(claimed, this.fleet)
@@ -140,12 +176,17 @@ export class QueueWorker {
         },
       )
       .finally(() => {
-        this.#active -= 1;
-        if (this.#active === 0) for (const resolve of this.#idle) resolve();
+        this.#settle();
         // Its thread is free: a run queued behind it may go now, here or elsewhere.
         void this.fleet.wakeFor(claimed.row.thread_id).catch(() => undefined);
         this.fill();
       });
+  }
+
+  /** Frees a slot. */
+  #settle(): void {
+    this.#active -= 1;
+    if (this.#active === 0) for (const resolve of this.#idle) resolve();
   }
 
   async #sweep(): Promise<void> {

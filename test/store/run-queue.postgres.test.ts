@@ -76,6 +76,37 @@ describe("the run queue on PostgreSQL", { timeout: 60_000 }, () => {
     expect(await one.queue.claim(one.runner, LEASE_MS)).toBeUndefined();
   });
 
+  it("claims a run at once for its enqueuer only when nothing waits and its thread is free", async () => {
+    const { one, two, runs } = await twoWorkers();
+    const claimer = { runner: one.runner, leaseMs: LEASE_MS };
+    // A free thread and an empty queue: written running, attempt 1, with the thread's lease.
+    const claimed = await one.queue.enqueueOrClaim(queued("now", "t1"), "reject", claimer);
+    expect(claimed).toMatchObject({
+      row: { run_id: "now", status: "running", attempt: 1, runner_instance: "worker-one" },
+      request: { input: "hello now" },
+    });
+    const row = await runs.find("now");
+    expect(row?.claimed_at).toBeTruthy();
+    expect(row?.claimed_at).toBe(row?.created_at);
+    expect(await runs.lease("t1")).toMatchObject({ run_id: "now", expired: false });
+    // Its thread is busy now: refused, or queued behind it, never claimed.
+    expect(await one.queue.enqueueOrClaim(queued("next", "t1"), "reject", claimer)).toBe("refused");
+    expect(await one.queue.enqueueOrClaim(queued("next", "t1"), "enqueue", claimer)).toBe("queued");
+    // A thread held outside the queue is not taken either.
+    expect(await runs.acquireThread("t2", "library-run", LEASE_MS)).toBe(true);
+    expect(await one.queue.enqueueOrClaim(queued("held", "t2"), "enqueue", claimer)).toBe("queued");
+    expect(await runs.lease("t2")).toMatchObject({ run_id: "library-run" });
+    // Nothing claimable waits ("next" and "held" wait for their threads): t3 goes at once.
+    expect(await one.queue.enqueueOrClaim(queued("free", "t3"), "reject", claimer)).toMatchObject({
+      row: { run_id: "free", status: "running" },
+    });
+    // A run a worker could claim waits (t4's): a newer one on a free thread must not pass it.
+    await two.queue.enqueue(queued("waiting", "t4"));
+    expect(await one.queue.enqueueOrClaim(queued("newer", "t5"), "reject", claimer)).toBe("queued");
+    expect(await runs.find("newer")).toMatchObject({ status: "pending", attempt: 0 });
+    expect((await two.queue.claim(two.runner, LEASE_MS))?.row.run_id).toBe("waiting");
+  });
+
   it("never hands one run to two workers claiming at once", async () => {
     const { one, two } = await twoWorkers();
     const ids = Array.from({ length: 30 }, (_, index) => `run-${index}`);
