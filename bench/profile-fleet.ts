@@ -57,10 +57,9 @@ async function main(): Promise<void> {
     dirs.push(adminDir);
     const admin = await createRuntime({ dataDir: adminDir, env });
     const token = await seedFleetUser(admin).finally(() => admin.close());
-    const server = await startFleetProcess(env, dirs, servers, [
-      "--cpu-prof",
-      `--cpu-prof-dir=${profileDir}`,
-    ]);
+    const server = await startFleetProcess(env, dirs, servers, {
+      nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`],
+    });
     const load = fleetLoad([server.base()], token, TURNS);
     await clients.send({ ...load, clients: 2 });
     const cpuBefore = cpuMsOf(server.child.pid);

@@ -104,18 +104,21 @@ export async function pickupTimes(database: Database, since: string): Promise<nu
 }
 
 /**
- * Starts a `serve` process of the fleet in a new data folder (added to `dirs`), adds it to
+ * Starts a `serve` process of the fleet (`--role`, default all) in a new data folder (added to `dirs`), adds it to
  * `servers` at once (so the caller stops it whatever happens), and resolves once it serves.
  */
 export async function startFleetProcess(
   env: NodeJS.ProcessEnv,
   dirs: string[],
   servers: ServerProcess[],
-  nodeArgs: readonly string[] = [],
+  options: { nodeArgs?: readonly string[]; role?: "all" | "api" | "worker" } = {},
 ): Promise<ServerProcess> {
   const dir = await mkdtemp(join(tmpdir(), "bench-fleet-"));
   dirs.push(dir);
-  const server = startServerProcess(dir, env, { nodeArgs });
+  const server = startServerProcess(dir, env, {
+    nodeArgs: options.nodeArgs ?? [],
+    serveArgs: ["--role", options.role ?? "all"],
+  });
   servers.push(server);
   const deadline = Date.now() + 60_000;
   while (server.base() === "" && server.child.exitCode === null && Date.now() < deadline) {
