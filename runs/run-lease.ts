@@ -117,9 +117,11 @@ export class RunLease {
     this.timer = undefined;
     const { runs, runId, threadId } = this.options;
     try {
-      // A hand-back is not a failure: it never ends the run `error`.
-      await this.claimed.queue.requeue(runId, reason, Number.MAX_SAFE_INTEGER);
-      await runs.releaseThread(threadId, runId);
+      // Not a failure: it never ends the run `error`, nor counts towards its attempts' limit.
+      // A run taken over meanwhile is another worker's, and so is its thread's lease.
+      if (await this.claimed.queue.handBack(runId, this.claimed.attempt, reason)) {
+        await runs.releaseThread(threadId, runId);
+      }
     } finally {
       this.options.abort(new Error(reason));
     }

@@ -421,6 +421,20 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0013_run_hand_backs",
+    migration: {
+      // How many of a queued run's attempts were given back at a worker's shutdown
+      // (`store/run-queue.ts`): those are not failures, so they do not count towards the
+      // attempts after which a run whose worker keeps dying ends `error`.
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .alterTable("runs")
+          .addColumn("handed_back", "integer", (col) => col.notNull().defaultTo(0))
+          .execute();
+      },
+    },
+  },
 ];
 
 /** True when `db` runs on PostgreSQL (the one place migrations need to know). */

@@ -5,7 +5,8 @@
  * claims the oldest pending run of a thread that runs nothing, taking the thread's lease in the
  * same transaction (`FOR UPDATE SKIP LOCKED`: workers never wait for each other's candidates).
  * A run whose worker died is put back `pending` (`requeue`) and claimed again as its next
- * attempt, until it has been tried `maxAttempts` times. Which worker holds a run, and which of
+ * attempt, until its worker has died `maxAttempts` times (a run given back at a worker's
+ * shutdown, `handBack`, is not counted). Which worker holds a run, and which of
  * its attempts, is on its row: a worker that lost it (a takeover while it stalled) sees that at
  * its next heartbeat (`heartbeat`) and stops.
  */
@@ -282,8 +283,9 @@ export class RunQueue {
   }
 
   /**
-   * Puts a running run whose worker is gone back in the queue, or ends it `error` once it has
-   * been tried `maxAttempts` times; `reason` says what happened to its worker.
+   * Puts a running run whose worker is gone back in the queue, or ends it `error` once its
+   * worker has died `maxAttempts` times (attempts handed back at a shutdown do not count, see
+   * {@link handBack}); `reason` says what happened to its worker.
    * @returns its status now, or undefined when it was not running (ended meanwhile)
    */
   async requeue(
@@ -291,11 +293,12 @@ export class RunQueue {
     reason: string,
     maxAttempts: number,
   ): Promise<"pending" | "error" | undefined> {
+    const failed = sql<boolean>`attempt - handed_back >= ${maxAttempts}`;
     const row = await this.#db
       .updateTable("runs")
       .set({
-        status: sql<string>`case when attempt >= ${maxAttempts} then 'error' else 'pending' end`,
-        status_reason: sql<string>`case when attempt >= ${maxAttempts} then ${`tried ${maxAttempts} times, and each time the worker running it stopped; the last time: ${reason}`} else ${reason} end`,
+        status: sql<string>`case when ${failed} then 'error' else 'pending' end`,
+        status_reason: sql<string>`case when ${failed} then ${`tried ${maxAttempts} times, and each time the worker running it stopped; the last time: ${reason}`} else ${reason} end`,
         updated_at: new Date().toISOString(),
         runner_instance: null,
         runner_pid: null,
@@ -305,6 +308,30 @@ export class RunQueue {
       .returning("status")
       .executeTakeFirst();
     return row?.status as "pending" | "error" | undefined;
+  }
+
+  /**
+   * Gives a run this worker holds back to the queue (it is shutting down), for another worker to
+   * resume as its next attempt. Not a failure: it never ends the run `error`, nor counts towards
+   * {@link requeue}'s `maxAttempts`.
+   * @returns whether it was given back (false: it had ended, or is not this attempt's any more)
+   */
+  async handBack(runId: string, attempt: number, reason: string): Promise<boolean> {
+    const result = await this.#db
+      .updateTable("runs")
+      .set({
+        status: "pending",
+        status_reason: reason,
+        handed_back: sql<number>`handed_back + 1`,
+        updated_at: new Date().toISOString(),
+        runner_instance: null,
+        runner_pid: null,
+      })
+      .where("run_id", "=", runId)
+      .where("attempt", "=", attempt)
+      .where("status", "=", "running")
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   /**

@@ -124,6 +124,8 @@ export interface RunsTable {
   start_checkpoint_id: string | null;
   /** ISO-8601, UTC: when a worker first claimed it; null for a run that never queued or waits. */
   claimed_at: string | null;
+  /** Attempts given back at a worker's shutdown (migration 0013): not failures. */
+  handed_back: Generated<number>;
 }
 
 /** One row of `thread_leases`: which run holds a thread, until when (renewed while it runs). */

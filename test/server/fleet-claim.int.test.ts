@@ -1,11 +1,14 @@
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { human, startTestFleet, type TestFleet } from "../support/fleet.js";
+import { until } from "../support/until.js";
 
 /**
- * Where a queued run starts, through the official SDK: a process that is also a worker starts
- * the run it was asked for itself when it has a free slot, and queues it for the fleet when not.
+ * Where a queued run runs, through the official SDK and real processes: a process that is also a
+ * worker starts the run it was asked for itself when it has a free slot, and queues it for the
+ * fleet when not; a run given back at a worker's shutdown goes on elsewhere without that
+ * counting as a failure.
  */
-describe("a run's start in a fleet", { timeout: 120_000 }, () => {
+describe("where a queued run runs in a fleet", { timeout: 120_000 }, () => {
   let fleet: TestFleet | undefined;
   afterEach(async () => {
     await fleet?.close();
@@ -53,5 +56,37 @@ describe("a run's start in a fleet", { timeout: 120_000 }, () => {
     expect(third.status).toBe("running");
     expect(await fleet.runner(third.run_id)).toBe(a.child.pid);
     await api.runs.join(third.thread_id, third.run_id);
+  });
+
+  it("does not count a run's hand-backs at shutdowns among the deaths that fail it", async () => {
+    fleet = await startTestFleet(inject("postgresUrl"), "handback");
+    const { sdk, bossId, admin, slowCalls } = fleet;
+    // A run fails once its worker has died twice; a shutdown gives its runs back at once.
+    const env = { SUBAGENT_RUN_MAX_ATTEMPTS: "2", SUBAGENT_DRAIN_MS: "100" };
+    const api = sdk(await fleet.start("api", env));
+    fleet.childDelayMs = 60_000;
+    const first = await fleet.start("worker", env);
+    const run = await api.runs.create((await api.threads.create()).thread_id, bossId, {
+      input: human("one"),
+    });
+    await until(() => slowCalls() === 1, 20_000);
+    // A rolling deploy: the first worker drains (SIGTERM), handing the run back.
+    first.child.kill("SIGTERM");
+    await first.exited;
+    expect(await admin.runInfo("alice", run.run_id)).toMatchObject({
+      status: "pending",
+      handed_back: 1,
+    });
+    // The next worker resumes it, and dies (SIGKILL): one death of the two allowed.
+    const second = await fleet.start("worker", env);
+    await until(() => slowCalls() === 2, 20_000);
+    second.child.kill("SIGKILL");
+    await second.exited;
+    fleet.childDelayMs = 0;
+    const third = await fleet.start("worker", env);
+    await api.runs.join(run.thread_id, run.run_id);
+    const record = await admin.runInfo("alice", run.run_id);
+    expect(record).toMatchObject({ status: "success", attempt: 3, handed_back: 1 });
+    expect(await fleet.runner(run.run_id)).toBe(third.child.pid);
   });
 });

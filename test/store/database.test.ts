@@ -33,6 +33,7 @@ describe("openSqliteDatabase", () => {
       "0010_change_counters",
       "0011_run_events",
       "0012_run_queue",
+      "0013_run_hand_backs",
     ]);
   });
 
@@ -89,6 +90,7 @@ describe("openSqliteDatabase", () => {
         "0010_change_counters",
         "0011_run_events",
         "0012_run_queue",
+        "0013_run_hand_backs",
       ]);
     } finally {
       await second.close();

@@ -234,6 +234,31 @@ describe("the run queue on PostgreSQL", { timeout: 60_000 }, () => {
     expect(await two.queue.requeue("r1", "again", 2)).toBeUndefined();
   });
 
+  it("does not count attempts handed back at a shutdown among those after which a run fails", async () => {
+    const { one, two, runs } = await twoWorkers();
+    await one.queue.enqueue(queued("r1", "t1"));
+    // Two shutdowns in a row (a rolling deploy): each gives the run back, never fails it.
+    for (const attempt of [1, 2]) {
+      const claimed = await one.queue.claim(one.runner, LEASE_MS);
+      expect(claimed?.row).toMatchObject({ run_id: "r1", attempt });
+      expect(await one.queue.handBack("r1", attempt, "handed back: shutting down")).toBe(true);
+      await runs.releaseThread("t1", "r1");
+      expect(await runs.find("r1")).toMatchObject({ status: "pending", handed_back: attempt });
+    }
+    // Then a crash: with at most 2 deaths, one is not enough to fail it.
+    expect((await two.queue.claim(two.runner, LEASE_MS))?.row.attempt).toBe(3);
+    expect(await two.queue.requeue("r1", "worker two died", 2)).toBe("pending");
+    await runs.releaseThread("t1", "r1");
+    // A hand-back by an attempt that no longer holds the run changes nothing.
+    expect(await one.queue.handBack("r1", 3, "late")).toBe(false);
+    expect((await two.queue.claim(two.runner, LEASE_MS))?.row.attempt).toBe(4);
+    expect(await one.queue.handBack("r1", 3, "late")).toBe(false);
+    expect(await runs.find("r1")).toMatchObject({ status: "running", attempt: 4 });
+    // The second death fails it.
+    expect(await two.queue.requeue("r1", "worker two died again", 2)).toBe("error");
+    expect((await runs.find("r1"))?.status_reason).toContain("tried 2 times");
+  });
+
   it("lets only the attempt that holds a run end it, and cancels only pending runs of their owner", async () => {
     const { one, two, runs } = await twoWorkers();
     await one.queue.enqueue(queued("r1", "t1"));

@@ -82,6 +82,7 @@ describe("migration 0003_users_tokens", () => {
         "0010_change_counters",
         "0011_run_events",
         "0012_run_queue",
+        "0013_run_hand_backs",
       ]);
       // 0004 gives the old thread row the default metadata.
       expect(
