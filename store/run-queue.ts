@@ -45,6 +45,11 @@ export interface QueuedRunRequest {
   multitaskStrategy?: MultitaskStrategy;
   /** A run this one rolled back: its record is deleted when this one starts. */
   rollbackOf?: string;
+  /**
+   * The run rolled back was its thread's first: every checkpoint of the thread is its own, so
+   * they are deleted when this one starts, which runs on an empty thread.
+   */
+  fromEmptyThread?: boolean;
 }
 
 /** A new run for the queue. */
@@ -173,14 +178,16 @@ export class RunQueue {
           .execute();
         const stopped = active.find((row) => row.status === "running");
         if (strategy === "rollback" && stopped) {
-          // From where the stopped run started (a thread that had no checkpoint: from its
-          // latest, as nothing older exists); its record goes when this run starts.
+          // From where the stopped run started: its first checkpoint's parent, or an empty
+          // thread when it was the thread's first run ("": the thread had no checkpoint then).
+          // Its record goes when this run starts. A run stopped before it recorded its start
+          // (null) goes on from the latest.
+          const start = stopped.start_checkpoint_id;
           request = {
             ...request,
             rollbackOf: stopped.run_id,
-            ...(stopped.start_checkpoint_id && !request.checkpointId
-              ? { checkpointId: stopped.start_checkpoint_id }
-              : {}),
+            ...(request.checkpointId || !start ? {} : { checkpointId: start }),
+            ...(request.checkpointId || start !== "" ? {} : { fromEmptyThread: true }),
           };
         }
       }

@@ -208,6 +208,9 @@ export class RunRegistry {
       // record goes, as the API's rollback deletes it.
       if (request.rollbackOf && attempt === 1) {
         await fleet.queue.deleteEnded(request.rollbackOf);
+        // It was the thread's first run: all the thread's checkpoints are its own. (Only on a
+        // first attempt: a later one finds this run's own checkpoints there.)
+        if (request.fromEmptyThread) await this.runtime.checkpointer.deleteThread(row.thread_id);
       }
       const items = this.runtime.streamChunks(
         {

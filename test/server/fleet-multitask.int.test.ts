@@ -85,5 +85,33 @@ describe("multitask strategies in a fleet", { timeout: 180_000 }, () => {
     const runs = await api.runs.list(thread.thread_id, { limit: 20 });
     expect(runs.map((run) => run.run_id)).not.toContain(rolledBack.run_id);
     expect(runs).toHaveLength(5);
+
+    // rollback of a thread's first run: nothing older to branch from, so the thread starts
+    // empty again (the stopped run's checkpoints are deleted, as the SDK's rollback does).
+    const fresh = await api.threads.create();
+    fleet.childDelayMs = 60_000;
+    const firstRun = await api.runs.create(fresh.thread_id, bossId, { input: human("seven") });
+    await until(() => slowCalls() === 7, 20_000);
+    fleet.childDelayMs = 0;
+    const replacing = await api.runs.create(fresh.thread_id, bossId, {
+      input: human("eight"),
+      multitaskStrategy: "rollback",
+    });
+    const freshValues = (await api.runs.join(
+      fresh.thread_id,
+      replacing.run_id,
+    )) as unknown as Values;
+    expect(freshValues.messages.filter((m) => m.type === "human").map((m) => m.content)).toEqual([
+      "eight",
+    ]);
+    await expect(api.runs.get(fresh.thread_id, firstRun.run_id)).rejects.toMatchObject({
+      status: 404,
+    });
+    // No checkpoint of the stopped run is left in the thread's history.
+    const history = await api.threads.getHistory(fresh.thread_id, { limit: 100 });
+    const seen = history.flatMap((state) =>
+      ((state.values as unknown as Values | undefined)?.messages ?? []).map((m) => m.content),
+    );
+    expect(seen).not.toContain("seven");
   });
 });

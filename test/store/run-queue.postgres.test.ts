@@ -234,6 +234,34 @@ describe("the run queue on PostgreSQL", { timeout: 60_000 }, () => {
     expect(await two.queue.requeue("r1", "again", 2)).toBeUndefined();
   });
 
+  it("rolls back to where the stopped run started, or to an empty thread after a first run", async () => {
+    const { one } = await twoWorkers();
+    const rollback = async (threadId: string, start: string | null) => {
+      await one.queue.enqueue(queued(`${threadId}-a`, threadId));
+      await one.queue.claim(one.runner, LEASE_MS);
+      if (start !== null) await one.queue.setStartCheckpoint(`${threadId}-a`, start);
+      await one.queue.enqueue(queued(`${threadId}-b`, threadId), "rollback");
+      const db = open[0]?.db;
+      const row = await db
+        ?.selectFrom("runs")
+        .select("request")
+        .where("run_id", "=", `${threadId}-b`)
+        .executeTakeFirstOrThrow();
+      return JSON.parse(row?.request ?? "{}");
+    };
+    const branched = await rollback("t1", "checkpoint-9");
+    expect(branched).toMatchObject({ rollbackOf: "t1-a", checkpointId: "checkpoint-9" });
+    expect(branched.fromEmptyThread).toBeUndefined();
+    // The thread had no checkpoint when the stopped run began: the new one starts empty.
+    const first = await rollback("t2", "");
+    expect(first).toMatchObject({ rollbackOf: "t2-a", fromEmptyThread: true });
+    expect(first.checkpointId).toBeUndefined();
+    // Stopped before it recorded its start: from the latest, nothing deleted.
+    const unknown = await rollback("t3", null);
+    expect(unknown.checkpointId).toBeUndefined();
+    expect(unknown.fromEmptyThread).toBeUndefined();
+  });
+
   it("does not count attempts handed back at a shutdown among those after which a run fails", async () => {
     const { one, two, runs } = await twoWorkers();
     await one.queue.enqueue(queued("r1", "t1"));
