@@ -1,6 +1,11 @@
 import { parseArgs } from "node:util";
 import { DEMO_UID } from "../agents/demo.js";
-import { SERVER_ROLES, type ServerRole } from "../server/roles.js";
+import {
+  isWorkerCount,
+  SERVER_ROLES,
+  type ServerRole,
+  workerCountProblem,
+} from "../server/roles.js";
 
 /** How the command line names itself: the installed bin, and the same in a clone. */
 const BIN = "subagent-graph";
@@ -1026,13 +1031,11 @@ function roleOf(text: string): ServerRole {
   return text as ServerRole;
 }
 
-/** @throws UsageError unless `text` is a whole number from 1 to 1000 */
+/** @throws UsageError unless `text` is a whole number of runs a process may run at once */
 function workersOf(text: string): number {
   const workers = Number(text);
-  if (!/^\d+$/.test(text) || workers < 1 || workers > 1000) {
-    throw new UsageError(
-      `--workers: "${text}" is not a number of runs at once: use a whole number from 1 to 1000`,
-    );
+  if (!/^\d+$/.test(text) || !isWorkerCount(workers)) {
+    throw new UsageError(workerCountProblem("--workers", `"${text}"`));
   }
   return workers;
 }

@@ -32,14 +32,25 @@ export function checkServerRole(role: string, hasFleet: boolean): ServerRole {
   return role as ServerRole;
 }
 
-/** @throws SubagentGraphError `VALIDATION_FAILED` (field `workers`) unless 1–1000 */
+/** The most queued runs one process may run at once. */
+const MAX_WORKERS = 1000;
+
+/** Whether `workers` is a number of queued runs a process may run at once (1 to 1000). */
+export function isWorkerCount(workers: number): boolean {
+  return Number.isInteger(workers) && workers >= 1 && workers <= MAX_WORKERS;
+}
+
+/** What is wrong with a worker count `value` (`name`: the option as its user wrote it). */
+export function workerCountProblem(name: string, value: string | number): string {
+  return `${name}: ${value} is not a number of runs at once: use a whole number from 1 to ${MAX_WORKERS}`;
+}
+
+/** @throws SubagentGraphError `VALIDATION_FAILED` (field `workers`) unless {@link isWorkerCount} */
 export function checkWorkerCount(workers: number): number {
-  if (!Number.isInteger(workers) || workers < 1 || workers > 1000) {
-    throw new SubagentGraphError(
-      ErrorCode.Validation,
-      `workers: ${workers} is not a number of runs at once: use a whole number from 1 to 1000`,
-      { field: "workers" },
-    );
+  if (!isWorkerCount(workers)) {
+    throw new SubagentGraphError(ErrorCode.Validation, workerCountProblem("workers", workers), {
+      field: "workers",
+    });
   }
   return workers;
 }
