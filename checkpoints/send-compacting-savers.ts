@@ -12,6 +12,7 @@ import type {
 import Database from "better-sqlite3";
 import type pg from "pg";
 import { DelegatingSaver } from "./delegating-saver.js";
+import { FreshThreads } from "./fresh-threads.js";
 import type { ChannelReducers } from "./delta-read.js";
 import { DeltaHistoryMemorySaver } from "./memory-saver.js";
 import { ForkSafePostgresSaver, type ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
@@ -43,6 +44,8 @@ function withSendRefs<TBase extends SaverConstructor>(Base: TBase) {
   return class SendCompacting extends Base {
     /** The compaction; public only because a mixin's members cannot be private. */
     sendRefs: SendRefs = this.makeSendRefs(DEFAULT_SEND_REF_REDUCERS);
+    /** Threads known to have no checkpoint yet: their newest is read without a round trip. */
+    readonly freshThreads = new FreshThreads();
 
     /** Compacts (and rehydrates) the channels of `reducers` instead of the default `messages`. */
     useSendRefReducers(reducers: ChannelReducers): void {
@@ -77,6 +80,7 @@ function withSendRefs<TBase extends SaverConstructor>(Base: TBase) {
       taskId: string,
       taskPath = "",
     ): Promise<void> {
+      this.freshThreads.written(config);
       const store = async () =>
         super.putWrites(
           config,
@@ -93,6 +97,7 @@ function withSendRefs<TBase extends SaverConstructor>(Base: TBase) {
       metadata: CheckpointMetadata,
       newVersions: ChannelVersions,
     ): Promise<RunnableConfig> {
+      this.freshThreads.written(config);
       const store = async () =>
         super.put(
           config,
@@ -104,6 +109,7 @@ function withSendRefs<TBase extends SaverConstructor>(Base: TBase) {
     }
 
     override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+      if (this.freshThreads.knownEmpty(config)) return undefined;
       const tuple = await super.getTuple(config);
       return tuple ? this.sendRefs.rehydrate(tuple) : tuple;
     }

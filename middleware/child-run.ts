@@ -4,6 +4,8 @@ import type { SubagentRunContext } from "../run-context.js";
 
 /** The part of a compiled agent graph the task middleware needs to run and inspect a child. */
 export interface ChildGraph {
+  /** The saver it was compiled with (langchain's agent has it), unless lent by the config. */
+  readonly checkpointer?: unknown;
   invoke(input: unknown, config: LangGraphRunnableConfig): Promise<{ messages: BaseMessage[] }>;
   getState(config: LangGraphRunnableConfig): Promise<{
     values: unknown;

@@ -7,9 +7,16 @@ import {
 import type { ToolRuntime } from "@langchain/core/tools";
 import { Command } from "@langchain/langgraph";
 import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
+import { freshThreadsOf } from "../checkpoints/fresh-threads.js";
 import { SubagentGraphError } from "../errors.js";
 import { messageText } from "../util/message-text.js";
-import { type ChildGraph, childRunConfig, linkedAbortSignal, NEW_INPUT_KEY } from "./child-run.js";
+import {
+  type ChildGraph,
+  childRunConfig,
+  linkedAbortSignal,
+  NEW_INPUT_KEY,
+  PREGEL_CHECKPOINTER_KEY,
+} from "./child-run.js";
 import { type ParentRunScope, parentScope } from "./parent-scope.js";
 import { finishedRun, type RunIdentity } from "./run-records.js";
 import type { SubagentRun } from "./subagent-runs.js";
@@ -302,7 +309,14 @@ async function runChild(
   { maybeStarted }: { maybeStarted: boolean },
 ): Promise<ChildOutcome> {
   if (!maybeStarted) {
-    return outcomeOf(await child.invoke({ messages: [new HumanMessage(description)] }, config));
+    // Nor by the two reads that invoking it makes before its first step (see FreshThreads).
+    const saver = config.configurable?.[PREGEL_CHECKPOINTER_KEY] ?? child.checkpointer;
+    const end = freshThreadsOf(saver)?.expect(String(config.configurable?.thread_id));
+    try {
+      return outcomeOf(await child.invoke({ messages: [new HumanMessage(description)] }, config));
+    } finally {
+      end?.();
+    }
   }
   const existing = await child.getState(config);
   const messages = messagesOf(existing.values);
