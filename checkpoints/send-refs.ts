@@ -34,6 +34,13 @@ const STATE_REF = "__send_state_ref_v1";
 const WRITE_REF = "__send_write_ref_v1";
 /** Parents whose packets are remembered for `put`; a checkpoint follows its writes closely. */
 const CACHE_PARENTS = 64;
+/**
+ * Serialized bytes of a step's packets' state (a compacted channel's value times the packets
+ * carrying it) below which it stays inline: proving a reference reads the parent's state, a
+ * round trip or more on PostgreSQL (4–5 ms a step measured there, bench/README.md "Delegation
+ * cost: the child's reads and small packets"), dearer than the bytes while a thread is short.
+ */
+export const MIN_REF_BYTES = 2_048;
 /** Longest a task's writes wait for their checkpoint's `put` to start before going inline. */
 const PUT_WAIT_MS = 2_000;
 
@@ -67,6 +74,8 @@ const rebuild = (send: Packet, args: Record<string, unknown>): Packet =>
 export interface SendRefStats {
   stateRefs: number;
   stateInline: number;
+  /** State values left inline for their size (see {@link MIN_REF_BYTES}), never read for. */
+  stateSmall: number;
   writeRefs: number;
   writeInline: number;
 }
@@ -87,7 +96,15 @@ export class SendRefs {
     string,
     { taskId: string; n: number; bytes: string }[]
   >();
-  readonly stats: SendRefStats = { stateRefs: 0, stateInline: 0, writeRefs: 0, writeInline: 0 };
+  readonly stats: SendRefStats = {
+    stateRefs: 0,
+    stateInline: 0,
+    stateSmall: 0,
+    writeRefs: 0,
+    writeInline: 0,
+  };
+  /** See {@link MIN_REF_BYTES} (0: every state value is a candidate for a reference). */
+  minRefBytes = MIN_REF_BYTES;
   /**
    * `put`s and `putWrites` still running, by checkpoint key (a put by the checkpoint it stores,
    * writes by the checkpoint they belong to). LangGraph does not wait for a checkpoint's `put`
@@ -250,7 +267,8 @@ export class SendRefs {
     writes: PendingWrite[],
     taskId: string,
   ): Promise<PendingWrite[]> {
-    if (!writes.some(([ch, v]) => ch === TASKS && isSend(v))) return writes;
+    const sendCount = writes.filter(([ch, v]) => ch === TASKS && isSend(v)).length;
+    if (sendCount === 0) return writes;
     const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
     const parentKey = `${thread_id}\0${checkpoint_ns}\0${checkpoint_id}`;
     const known = this.recentPackets.get(parentKey) ?? [];
@@ -274,9 +292,13 @@ export class SendRefs {
         recent.push({ taskId, n: index, bytes: await this.packetBytes(value, memo) });
       }
       const args = value.args as Record<string, unknown> | undefined;
-      const keys = Object.keys(this.reducers).filter(
-        (k) => args && typeof args === "object" && Array.isArray(args[k]),
-      );
+      const keys: string[] = [];
+      for (const key of Object.keys(this.reducers)) {
+        if (!args || typeof args !== "object" || !Array.isArray(args[key])) continue;
+        const size = (await this.bytes(args[key], memo)).length * sendCount;
+        if (size < this.minRefBytes) this.stats.stateSmall++;
+        else keys.push(key);
+      }
       if (!args || keys.length === 0) {
         out.push([channel, value]);
         continue;

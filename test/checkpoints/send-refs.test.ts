@@ -17,7 +17,7 @@ import {
   SendCompactingPostgresSaver,
   SendCompactingSqliteSaver,
 } from "../../checkpoints/send-compacting-savers.js";
-import type { SendRefStats } from "../../checkpoints/send-refs.js";
+import { MIN_REF_BYTES, type SendRefStats } from "../../checkpoints/send-refs.js";
 import { DeltaHistorySqliteSaver } from "../../checkpoints/sqlite-saver.js";
 import { ScriptedChatModel } from "../../models/scripted.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
@@ -182,8 +182,18 @@ describe.each([
   afterAll(async () => {
     for (const o of opened.splice(0)) await o.close();
   });
-  const make = async (compacting: boolean) => {
+  /**
+   * A saver; a compacting one proves a reference for every packet state, however small, unless
+   * `minRefBytes` (its default, MIN_REF_BYTES) is given.
+   */
+  const make = async (compacting: boolean, minRefBytes = 0) => {
     const o = await open(compacting);
+    if (
+      o.saver instanceof SendCompactingSqliteSaver ||
+      o.saver instanceof SendCompactingPostgresSaver
+    ) {
+      o.saver.sendRefs.minRefBytes = minRefBytes;
+    }
     opened.push(o);
     return o;
   };
@@ -232,6 +242,33 @@ describe.each([
     console.log("packet bytes compact/plain: writes", a.w, b.w, "checkpoints", a.c, b.c);
     expect(a.w).toBeLessThan(b.w / 3);
     expect(a.c).toBeLessThan(b.c);
+  });
+
+  it("leaves a short thread's packets inline, and refers to them once it has grown", async () => {
+    const compact = await make(true, MIN_REF_BYTES);
+    const stats = compact.stats as SendRefStats;
+    const seen = recording(compact.saver);
+    const state = await run(compact.saver);
+    // The first turn's step is small: inline; the later ones are references.
+    expect(stats.stateSmall).toBeGreaterThanOrEqual(2);
+    expect(stats.stateRefs).toBeGreaterThanOrEqual(2);
+    expect(stats.stateSmall + stats.stateRefs + stats.stateInline).toBe(TURNS * 2);
+    expect(stats.stateInline).toBe(0);
+    // Every stored packet still reads back byte-equal to what LangGraph handed the saver.
+    let checked = 0;
+    for await (const tuple of compact.saver.list({ configurable: { thread_id: "t" } })) {
+      const id = tuple.config.configurable?.checkpoint_id as string;
+      const counters = new Map<string, number>();
+      for (const [taskId, ch, v] of tuple.pendingWrites ?? []) {
+        if (ch !== TASKS) continue;
+        const n = counters.get(taskId) ?? 0;
+        counters.set(taskId, n + 1);
+        expect(await seen.ser(v)).toBe(seen.writes.get(`${id}/${taskId}/${n}`));
+        checked++;
+      }
+    }
+    expect(checked).toBe(TURNS * 2);
+    expect(state.values.messages).toHaveLength(TURNS * 5);
   });
 
   it("resumes a turn whose tool crashed from a referenced packet", async () => {
