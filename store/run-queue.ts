@@ -243,14 +243,7 @@ export class RunQueue {
     const { rows } = await sql<RunRow>`
       with locked as (
         select r.run_id, r.thread_id from runs as r
-        where r.status = 'pending'
-          and not exists (
-            select 1 from runs as o where o.thread_id = r.thread_id and o.status = 'running'
-          )
-          and not exists (
-            select 1 from thread_leases as l
-            where l.thread_id = r.thread_id and l.lease_until >= ${nowText}
-          )
+        where r.status = 'pending' and ${threadIsFree(nowText)}
           -- Only a thread's oldest pending run: a younger one must never start first, even
           -- while another worker holds the older one's row lock (which SKIP LOCKED skips).
           and not exists (
@@ -459,6 +452,20 @@ export class RunQueue {
 }
 
 /**
+ * The condition that the thread of the run aliased `r` runs nothing and its lease is free (or
+ * has run out by `nowText`): what makes a pending run claimable.
+ */
+function threadIsFree(nowText: string) {
+  return sql<boolean>`not exists (
+      select 1 from runs as o where o.thread_id = r.thread_id and o.status = 'running'
+    )
+    and not exists (
+      select 1 from thread_leases as l
+      where l.thread_id = r.thread_id and l.lease_until >= ${nowText}
+    )`;
+}
+
+/**
  * Writes `run` as claimed by `claimer` (running, attempt 1, its thread's lease taken) if no
  * other run waits for a worker and its thread's lease is free, in one statement; the caller
  * holds the thread's enqueue lock and has seen it run nothing.
@@ -482,14 +489,7 @@ async function claimAtOnce(
     with waiting as (
       -- A run that a worker could claim now: this one must not pass it.
       select 1 from runs as r
-      where r.status = 'pending'
-        and not exists (
-          select 1 from runs as o where o.thread_id = r.thread_id and o.status = 'running'
-        )
-        and not exists (
-          select 1 from thread_leases as l
-          where l.thread_id = r.thread_id and l.lease_until >= ${nowText}
-        )
+      where r.status = 'pending' and ${threadIsFree(nowText)}
       limit 1
     ),
     leased as (

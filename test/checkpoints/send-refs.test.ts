@@ -4,6 +4,7 @@ import { tool } from "@langchain/core/tools";
 import { Command, interrupt } from "@langchain/langgraph";
 import {
   type BaseCheckpointSaver,
+  type CheckpointTuple,
   type PendingWrite,
   TASKS,
 } from "@langchain/langgraph-checkpoint";
@@ -63,6 +64,27 @@ function recording<T extends BaseCheckpointSaver>(saver: T) {
     return put(config, checkpoint, metadata, newVersions);
   };
   return { writes, checkpoints, ser };
+}
+
+/**
+ * Checks that each `__pregel_tasks` write of `tuple` reads back byte-equal to what LangGraph
+ * handed the saver (as `recording` saw it); returns how many it checked.
+ */
+async function expectPacketWritesReadBack(
+  tuple: CheckpointTuple,
+  seen: ReturnType<typeof recording>,
+): Promise<number> {
+  const id = tuple.config.configurable?.checkpoint_id as string;
+  const counters = new Map<string, number>();
+  let checked = 0;
+  for (const [taskId, ch, v] of tuple.pendingWrites ?? []) {
+    if (ch !== TASKS) continue;
+    const n = counters.get(taskId) ?? 0;
+    counters.set(taskId, n + 1);
+    expect(await seen.ser(v)).toBe(seen.writes.get(`${id}/${taskId}/${n}`));
+    checked++;
+  }
+  return checked;
 }
 
 const runs = new Map<string, number>();
@@ -213,14 +235,7 @@ describe.each([
     let checkedCheckpoints = 0;
     for await (const tuple of saver.list({ configurable: { thread_id: "t" } })) {
       const id = tuple.config.configurable?.checkpoint_id as string;
-      const counters = new Map<string, number>();
-      for (const [taskId, ch, v] of tuple.pendingWrites ?? []) {
-        if (ch !== TASKS) continue;
-        const n = counters.get(taskId) ?? 0;
-        counters.set(taskId, n + 1);
-        expect(await seen.ser(v)).toBe(seen.writes.get(`${id}/${taskId}/${n}`));
-        checkedWrites++;
-      }
+      checkedWrites += await expectPacketWritesReadBack(tuple, seen);
       const again = await saver.getTuple(tuple.config);
       expect(await seen.ser(noPackets(again?.checkpoint.channel_values[TASKS]))).toBe(
         seen.checkpoints.get(id),
@@ -257,15 +272,7 @@ describe.each([
     // Every stored packet still reads back byte-equal to what LangGraph handed the saver.
     let checked = 0;
     for await (const tuple of compact.saver.list({ configurable: { thread_id: "t" } })) {
-      const id = tuple.config.configurable?.checkpoint_id as string;
-      const counters = new Map<string, number>();
-      for (const [taskId, ch, v] of tuple.pendingWrites ?? []) {
-        if (ch !== TASKS) continue;
-        const n = counters.get(taskId) ?? 0;
-        counters.set(taskId, n + 1);
-        expect(await seen.ser(v)).toBe(seen.writes.get(`${id}/${taskId}/${n}`));
-        checked++;
-      }
+      checked += await expectPacketWritesReadBack(tuple, seen);
     }
     expect(checked).toBe(TURNS * 2);
     expect(state.values.messages).toHaveLength(TURNS * 5);
