@@ -178,10 +178,10 @@ export class RunQueue {
           .execute();
         const stopped = active.find((row) => row.status === "running");
         if (strategy === "rollback" && stopped) {
-          // From where the stopped run started: its first checkpoint's parent, or an empty
-          // thread when it was the thread's first run ("": the thread had no checkpoint then).
-          // Its record goes when this run starts. A run stopped before it recorded its start
-          // (null) goes on from the latest.
+          // From the checkpoint the stopped run started from, or from an empty thread when it
+          // was the thread's first run ("": the thread had no checkpoint then). Its record goes
+          // when this run starts. A run stopped before it recorded its start (null): from the
+          // latest.
           const start = stopped.start_checkpoint_id;
           request = {
             ...request,
