@@ -49,7 +49,18 @@ describe("where a queued run runs in a fleet", { timeout: 120_000 }, () => {
     await api.runs.join(second.thread_id, second.run_id);
     expect((await api.runs.get(first.thread_id, first.run_id)).status).toBe("success");
     expect((await api.runs.get(second.thread_id, second.run_id)).status).toBe("success");
-    // A's slot is free again: a third run starts on A at once.
+    // A's slot is free again (its metrics say so once the run's end is fully recorded): a third
+    // run starts on A at once.
+    const activeOnA = async () =>
+      /subagent_graph_queue_runs_active (\d+)/.exec(
+        await (await fetch(`${a.base()}/metrics`)).text(),
+      )?.[1];
+    let active = await activeOnA();
+    for (let tries = 0; active !== "0" && tries < 200; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      active = await activeOnA();
+    }
+    expect(active).toBe("0");
     const third = await api.runs.create((await api.threads.create()).thread_id, bossId, {
       input: human("three"),
     });
