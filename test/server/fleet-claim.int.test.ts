@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { human, startTestFleet, type TestFleet } from "../support/fleet.js";
+import { collect, human, startTestFleet, type TestFleet } from "../support/fleet.js";
 import { until } from "../support/until.js";
 
 /**
@@ -67,6 +67,24 @@ describe("where a queued run runs in a fleet", { timeout: 120_000 }, () => {
     expect(third.status).toBe("running");
     expect(await fleet.runner(third.run_id)).toBe(a.child.pid);
     await api.runs.join(third.thread_id, third.run_id);
+
+    // A streamed run started in its request streams whole, from its first event, subagent's
+    // included, with no event written before the stream began missing.
+    const streamed = await collect(
+      api.runs.stream((await api.threads.create()).thread_id, bossId, {
+        input: human("four"),
+        streamMode: ["values", "updates"],
+        streamSubgraphs: true,
+      }),
+    );
+    expect(streamed[0]).toMatchObject({ event: "metadata", data: { attempt: 1 } });
+    const runId = String((streamed[0]?.data as { run_id?: string } | undefined)?.run_id);
+    expect(await fleet.runner(runId)).toBe(a.child.pid);
+    expect(streamed.some((part) => part.event.startsWith("updates|subagent:"))).toBe(true);
+    const last = streamed.filter((part) => part.event === "values").at(-1)?.data as {
+      messages: { content: string }[];
+    };
+    expect(last.messages.at(-1)?.content).toBe("final answer");
   });
 
   it("does not count a run's hand-backs at shutdowns among the deaths that fail it", async () => {
