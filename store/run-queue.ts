@@ -68,6 +68,12 @@ export interface ClaimedRun {
   request: QueuedRunRequest;
 }
 
+/** A worker claiming a run as it is written: the process, and how long its lease lasts (ms). */
+export interface Claimer {
+  runner: ProcessIdentity;
+  leaseMs: number;
+}
+
 /** Who holds a run now, as its row says. */
 export interface RunHolder {
   status: string;
@@ -105,30 +111,22 @@ export class RunQueue {
    * @returns whether it was queued (false: the thread is busy and the strategy is `reject`)
    */
   async enqueue(run: NewQueuedRun, strategy: MultitaskStrategy = "reject"): Promise<boolean> {
-    return (await this.#write(run, strategy, undefined)) !== "refused";
+    return (await this.enqueueOrClaim(run, strategy, undefined)) !== "refused";
   }
 
   /**
-   * {@link enqueue}, except that a run which could start at once is claimed for `claimer` in the
-   * same transaction (written `running` as its attempt 1, its thread's lease taken), instead of
-   * waiting for a worker to hear of it: what a process that is also a worker with a free slot
-   * does with the runs it is asked for. "At once" means its thread runs nothing, holds no lease
-   * and has nothing pending, and no other run anywhere waits for a worker (so a run never passes
-   * an older one that could go). Otherwise it is queued as {@link enqueue} queues it.
+   * {@link enqueue}, except that with a `claimer` a run which could start at once is claimed for
+   * it in the same transaction (written `running` as its attempt 1, its thread's lease taken),
+   * instead of waiting for a worker to hear of it: what a process that is also a worker with a
+   * free slot does with the runs it is asked for. "At once" means its thread runs nothing, holds
+   * no lease and has nothing pending, and no other run anywhere waits for a worker (so a run
+   * never passes an older one that could go). Otherwise it is queued as {@link enqueue} queues it.
    * @returns the claimed run, "queued", or "refused" (busy thread, strategy `reject`)
    */
   async enqueueOrClaim(
     run: NewQueuedRun,
     strategy: MultitaskStrategy,
-    claimer: { runner: ProcessIdentity; leaseMs: number },
-  ): Promise<ClaimedRun | "queued" | "refused"> {
-    return this.#write(run, strategy, claimer);
-  }
-
-  async #write(
-    run: NewQueuedRun,
-    strategy: MultitaskStrategy,
-    claimer: { runner: ProcessIdentity; leaseMs: number } | undefined,
+    claimer: Claimer | undefined,
   ): Promise<ClaimedRun | "queued" | "refused"> {
     return this.#db.transaction().execute(async (trx) => {
       // Enqueues on one thread take turns, so two never both find it free.
@@ -297,11 +295,9 @@ export class RunQueue {
     const row = await this.#db
       .updateTable("runs")
       .set({
+        ...unclaimed(),
         status: sql<string>`case when ${failed} then 'error' else 'pending' end`,
         status_reason: sql<string>`case when ${failed} then ${`tried ${maxAttempts} times, and each time the worker running it stopped; the last time: ${reason}`} else ${reason} end`,
-        updated_at: new Date().toISOString(),
-        runner_instance: null,
-        runner_pid: null,
       })
       .where("run_id", "=", runId)
       .where("status", "=", "running")
@@ -320,12 +316,10 @@ export class RunQueue {
     const result = await this.#db
       .updateTable("runs")
       .set({
+        ...unclaimed(),
         status: "pending",
         status_reason: reason,
         handed_back: sql<number>`handed_back + 1`,
-        updated_at: new Date().toISOString(),
-        runner_instance: null,
-        runner_pid: null,
       })
       .where("run_id", "=", runId)
       .where("attempt", "=", attempt)
@@ -451,6 +445,11 @@ export class RunQueue {
   }
 }
 
+/** The columns of a running run that no worker holds any more (requeued or handed back). */
+function unclaimed() {
+  return { updated_at: new Date().toISOString(), runner_instance: null, runner_pid: null };
+}
+
 /**
  * The condition that the thread of the run aliased `r` runs nothing and its lease is free (or
  * has run out by `nowText`): what makes a pending run claimable.
@@ -474,7 +473,7 @@ function threadIsFree(nowText: string) {
 async function claimAtOnce(
   trx: Transaction<DatabaseSchema>,
   run: NewQueuedRun,
-  claimer: { runner: ProcessIdentity; leaseMs: number },
+  claimer: Claimer,
 ): Promise<ClaimedRun | undefined> {
   const now = new Date();
   const nowText = now.toISOString();

@@ -135,11 +135,8 @@ export function runRoutes(
     const slot = worker?.reserve();
     let outcome: Awaited<ReturnType<typeof fleet.queue.enqueueOrClaim>>;
     try {
-      outcome = slot
-        ? await fleet.queue.enqueueOrClaim({ ...run, runId }, strategy, fleet)
-        : (await fleet.queue.enqueue({ ...run, runId }, strategy))
-          ? "queued"
-          : "refused";
+      const claimer = slot ? { runner: fleet.runner, leaseMs: fleet.leaseMs } : undefined;
+      outcome = await fleet.queue.enqueueOrClaim({ ...run, runId }, strategy, claimer);
     } catch (error) {
       slot?.release();
       throw error;
