@@ -11,9 +11,10 @@ import type {
 } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import type pg from "pg";
+import { withStatementCache } from "../util/sqlite-statement-cache.js";
 import { DelegatingSaver } from "./delegating-saver.js";
-import { FreshThreads } from "./fresh-threads.js";
 import type { ChannelReducers } from "./delta-read.js";
+import { FreshThreads } from "./fresh-threads.js";
 import { DeltaHistoryMemorySaver } from "./memory-saver.js";
 import { ForkSafePostgresSaver, type ForkSafePostgresSaverOpenOptions } from "./postgres-saver.js";
 import { DEFAULT_SEND_REF_REDUCERS, type SendRefStats, SendRefs } from "./send-refs.js";
@@ -128,7 +129,8 @@ function withSendRefs<TBase extends SaverConstructor>(Base: TBase) {
 /** {@link DeltaHistorySqliteSaver} storing `Send` packets' state by reference ({@link SendRefs}). */
 export class SendCompactingSqliteSaver extends withSendRefs(DeltaHistorySqliteSaver) {
   constructor(db: Database.Database, reducers: ChannelReducers = DEFAULT_SEND_REF_REDUCERS) {
-    super(db);
+    // The stock saver prepares its statements anew on every `put` and `putWrites`.
+    super(withStatementCache(db));
     this.useSendRefReducers(reducers);
   }
 

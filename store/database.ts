@@ -16,6 +16,7 @@ import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { freshSharedRead } from "../util/fresh-shared-read.js";
 import { makeDirectorySync } from "../util/make-directory.js";
 import { survivePoolClientErrors } from "../util/pg-client-errors.js";
+import { withStatementCache } from "../util/sqlite-statement-cache.js";
 import { migrateToLatest } from "./migrations.js";
 import { type Notifications, pgNotifications } from "./pg-notifications.js";
 import type { DatabaseSchema } from "./schema.js";
@@ -73,7 +74,9 @@ const BUSY_TIMEOUT_MS = 5000;
  */
 export async function openSqliteDatabase(file: string): Promise<Database> {
   const sqlite = openSqliteFile(file);
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DatabaseSchema>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+  });
   try {
     // Kysely runs SQLite migrations outside a transaction (its adapter reports no
     // transactional DDL), but SQLite's DDL is transactional. One IMMEDIATE transaction around
