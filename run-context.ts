@@ -144,26 +144,14 @@ export type SubagentRunContext = z.output<typeof subagentRunContextSchema>;
 /** A run's context as {@link readRunContext} returns it: either kind, its thread resolved. */
 export type RunContext = (MainRunContext & { thread_id: string }) | SubagentRunContext;
 
-type RunContextKey = keyof typeof mainRunContextSchema.shape | keyof SubagentRunContext;
-
-const RUN_CONTEXT_KEYS = [
-  ...new Set([
-    ...Object.keys(mainRunContextSchema.shape),
-    ...Object.keys(subagentRunContextSchema.shape),
-  ]),
-] as RunContextKey[];
-
 /**
- * Every key of either run context, unchecked: the `contextSchema` of a middleware whose hooks
- * read the run context. langchain hands a middleware's hooks only the context keys it declares,
- * so such a middleware declares them all and leaves the checking to {@link readRunContext}.
+ * Contexts {@link readRunContext} has accepted, with what it returned (frozen, as it is shared).
+ * LangGraph hands every node, model-call and tool-call hook of a run the same context object (no
+ * middleware of ours declares a `contextSchema`, which would make langchain parse a copy for
+ * each of its hooks), so a run's context is checked once, not at each of its reads (bench/README.md,
+ * "Delegation cost: compiled statements"); a context is never changed once its run started.
  */
-export const runContextKeysSchema = z.object(
-  Object.fromEntries(RUN_CONTEXT_KEYS.map((key) => [key, z.unknown().optional()])) as Record<
-    RunContextKey,
-    z.ZodOptional<z.ZodUnknown>
-  >,
-);
+const checkedContexts = new WeakMap<object, RunContext>();
 
 /** What {@link readRunContext} says in its errors. */
 export interface ReadRunContextOptions {
@@ -203,11 +191,17 @@ export function readRunContext(
       "neither context.thread_id nor configurable.thread_id is set",
     );
   }
+  const known = checkedContexts.get(context);
+  if (known !== undefined && known.thread_id === threadId) return known;
   const input = { ...context, thread_id: threadId };
   const schema =
     context.is_subagent_runtime === true ? subagentRunContextSchema : mainRunContextSchema;
   const result = schema.safeParse(input);
-  if (result.success) return result.data as RunContext;
+  if (result.success) {
+    const checked = deepFreeze(result.data as RunContext);
+    checkedContexts.set(context, checked);
+    return checked;
+  }
   const issue = result.error.issues[0];
   const path = issue?.path.map(String) ?? [];
   const field = ["context", ...path].join(".");
@@ -295,4 +289,13 @@ function valueAt(record: Record<string, unknown>, path: readonly string[]): unkn
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** `value` and everything in it, frozen: a checked context is shared by every later read. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }

@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
-import { fileScopeOf, readRunContext, runContextKeysSchema } from "../run-context.js";
+import { fileScopeOf, readRunContext } from "../run-context.js";
 import type { SkillSummary } from "../sandbox/skills/library.js";
 import { FILE_TOOL_NAMES } from "../sandbox/tools/file-tools.js";
 import { VirtualRoot } from "../sandbox/virtual-paths.js";
@@ -58,8 +58,6 @@ export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
 
   return createMiddleware({
     name: "FileScope",
-    // Hooks see only the context keys their middleware declares: all of the run context's.
-    contextSchema: runContextKeysSchema,
     wrapModelCall: async (request, handler) => {
       const toolNames = new Set(request.tools.map(toolName));
       const hasFileTools = FILE_TOOL_NAMES.some((name) => toolNames.has(name));
@@ -126,7 +124,7 @@ function skillsSection(skills: readonly SkillSummary[], canRead: boolean): strin
 
 /** What the hooks are handed of a run: its context and config. */
 interface RunOf {
-  context: unknown;
+  context?: unknown;
   configurable?: unknown;
 }
 

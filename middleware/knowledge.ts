@@ -1,9 +1,8 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { createMiddleware } from "langchain";
-import { type KnowledgeAgent, runKnowledge } from "../knowledge/run-knowledge.js";
+import { type KnowledgeAgent, mayHaveKnowledge, runKnowledge } from "../knowledge/run-knowledge.js";
 import type { KnowledgeBases } from "../knowledge/service.js";
 import { KNOWLEDGE_TOOL_NAMES, knowledgePromptSection } from "../knowledge/tools.js";
-import { runContextKeysSchema } from "../run-context.js";
 
 /** What the knowledge middleware needs. */
 export interface KnowledgeMiddlewareOptions {
@@ -24,17 +23,13 @@ const TOOL_NAMES: ReadonlySet<string> = new Set(KNOWLEDGE_TOOL_NAMES);
 export function createKnowledgeMiddleware(options: KnowledgeMiddlewareOptions) {
   return createMiddleware({
     name: "KnowledgeBases",
-    // Hooks see only the context keys their middleware declares: all of the run context's.
-    contextSchema: runContextKeysSchema,
     tools: options.tools,
     wrapModelCall: async (request, handler) => {
       const runtime = request.runtime as { context: unknown; configurable?: unknown };
-      const { bases } = await runKnowledge(
-        options.api,
-        options.agent,
-        runtime.context,
-        runtime.configurable,
-      );
+      // A run that snapshotted no knowledge base (most runs) has none to offer: no read.
+      const { bases } = mayHaveKnowledge(runtime.context)
+        ? await runKnowledge(options.api, options.agent, runtime.context, runtime.configurable)
+        : { bases: [] };
       if (bases.length === 0) {
         return handler({
           ...request,

@@ -3,7 +3,6 @@ import { ToolMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { z } from "zod";
-import { runContextKeysSchema } from "../run-context.js";
 
 /**
  * The per-call bounds of a subagent run, passed in its context by the task tool (so one compiled
@@ -42,9 +41,6 @@ export function createSubagentLimitsMiddleware(readBounds: (context: unknown) =>
   return createMiddleware({
     name: "SubagentLimits",
     stateSchema: z.object({ max_rounds_reached: z.boolean().default(false) }),
-    // Hooks see only the context keys their middleware declares: all of the run context's,
-    // for `readBounds` to read it whole.
-    contextSchema: runContextKeysSchema,
     wrapModelCall: async (request, handler) => {
       const { maxRounds, allowedTools } = readBounds(request.runtime.context);
       if (countRounds(request.state.messages) >= maxRounds) {

@@ -9,7 +9,6 @@ import {
   mainRunContextSchema,
   readRunContext,
   readSubagentRunContext,
-  runContextKeysSchema,
   type SubagentRunContext,
   subagentRunContextSchema,
 } from "../run-context.js";
@@ -153,16 +152,24 @@ describe("the schemas", () => {
     expect(subagentRunContextSchema.safeParse(child).success).toBe(true);
   });
 
-  it("let a middleware's hooks see every key of either context, unchecked", () => {
-    const keys = Object.keys(runContextKeysSchema.shape).sort();
-    const expected = [
-      ...new Set([
-        ...Object.keys(mainRunContextSchema.shape),
-        ...Object.keys(subagentRunContextSchema.shape),
-      ]),
-    ].sort();
-    expect(keys).toEqual(expected);
-    // Values pass as they are: checking them is readRunContext's job.
-    expect(runContextKeysSchema.parse({ uid: 5, other: 1 })).toEqual({ uid: 5 });
+  it("checks a context object once, and again for another thread or after a refusal", () => {
+    const context = { uid: "alice", is_subagent_runtime: false };
+    const first = readRunContext(context, { thread_id: "t1" });
+    // The same object (no second parse), frozen since every later read shares it.
+    expect(readRunContext(context, { thread_id: "t1" })).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(() => {
+      (first as { uid: string }).uid = "mallory";
+    }).toThrow(TypeError);
+    // The thread it falls back to is part of what was checked.
+    const other = readRunContext(context, { thread_id: "t2" });
+    expect(other.thread_id).toBe("t2");
+    // A refused context is never remembered: it is refused at every read.
+    const bad = { uid: "", thread_id: "t1" };
+    expect(refusal(() => readRunContext(bad)).field).toBe("context.uid");
+    expect(refusal(() => readRunContext(bad)).field).toBe("context.uid");
+    // The arrays inside a child's checked context are frozen too.
+    const checked = readSubagentRunContext({ ...child, allowed_tools: ["read_file"] });
+    expect(Object.isFrozen(checked.allowed_tools)).toBe(true);
   });
 });
