@@ -96,8 +96,7 @@ export class RunLease {
     const holder = this.claimed
       ? { attempt: this.claimed.attempt, runnerInstance: runner.instanceId }
       : undefined;
-    await runs.finish(runId, status, end, holder);
-    await runs.releaseThread(threadId, runId);
+    await runs.end(runId, threadId, status, end, holder);
   }
 
   /** Whether another worker has (or may have) the run now: nothing of it is recorded here. */

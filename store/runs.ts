@@ -231,30 +231,43 @@ export class RunRepository {
   }
 
   /**
-   * Records how the run ended, with the subagent records it made. With `holder`, only while the
-   * row still names that attempt and runner (a queued run taken over meanwhile is not touched).
+   * Records how the run ended, with the subagent records it made, and frees its thread, in one
+   * transaction: nobody ever sees the run over while its thread is still held, so a client that
+   * saw it end (a join that read its row) can start the thread's next run at once. With
+   * `holder`, only while the row still names that attempt and runner: a queued run taken over
+   * meanwhile is not touched, nor is the lease its new attempt holds under the same run id.
    */
-  async finish(
+  async end(
     runId: string,
+    threadId: string,
     status: Exclude<StoredRunStatus, "running">,
     end: RunEnd = {},
     holder?: { attempt: number; runnerInstance: string },
   ): Promise<void> {
-    let query = this.#db
-      .updateTable("runs")
-      .set({
-        status,
-        updated_at: this.#now().toISOString(),
-        status_reason: end.reason ?? null,
-        ...(end.subagentRuns ? { subagent_runs: JSON.stringify(end.subagentRuns) } : {}),
-      })
-      .where("run_id", "=", runId);
-    if (holder) {
-      query = query
-        .where("attempt", "=", holder.attempt)
-        .where("runner_instance", "=", holder.runnerInstance);
-    }
-    await query.execute();
+    const updatedAt = this.#now().toISOString();
+    await this.#db.transaction().execute(async (trx) => {
+      let query = trx
+        .updateTable("runs")
+        .set({
+          status,
+          updated_at: updatedAt,
+          status_reason: end.reason ?? null,
+          ...(end.subagentRuns ? { subagent_runs: JSON.stringify(end.subagentRuns) } : {}),
+        })
+        .where("run_id", "=", runId);
+      if (holder) {
+        query = query
+          .where("attempt", "=", holder.attempt)
+          .where("runner_instance", "=", holder.runnerInstance);
+      }
+      const ended = await query.executeTakeFirst();
+      if (holder && Number(ended.numUpdatedRows) === 0) return;
+      await trx
+        .deleteFrom("thread_leases")
+        .where("thread_id", "=", threadId)
+        .where("run_id", "=", runId)
+        .execute();
+    });
   }
 
   /**

@@ -97,7 +97,7 @@ async function conversation(command: LoadCommand, latencies: number[], errors: s
         completed !== turn
       ) {
         errors.push(
-          `turn ${turn}: HTTP ${response.status} ${JSON.stringify(body.__error__ ?? answer).slice(0, 200)} (${completed} completed children)`,
+          `turn ${turn}: HTTP ${response.status} ${String(JSON.stringify(body.__error__ ?? answer ?? body)).slice(0, 300)} (${completed} completed children)`,
         );
         return;
       }

@@ -154,7 +154,7 @@ describe("createRunApi", () => {
       expect((await kit.runApi.runInfo("alice", "remote-run"))?.status).toBe("running");
 
       // A run that has ended cannot be cancelled.
-      await runRows.finish("remote-run", "success");
+      await runRows.end("remote-run", "t-remote", "success");
       expect(await kit.runApi.cancel("alice", "remote-run")).toBe(false);
     });
 

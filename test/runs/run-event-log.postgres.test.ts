@@ -122,8 +122,8 @@ describe("the run event log on PostgreSQL", { timeout: 60_000 }, () => {
     const orphan = writeLog.writer("no-row", "t1");
     orphan.push(0, "metadata", {});
     await orphan.end();
-    await runs.finish("old", "success");
-    await runs.finish("recent", "success");
+    await runs.end("old", "t1", "success");
+    await runs.end("recent", "t1", "success");
     await sql`update runs set updated_at = '2000-01-01T00:00:00.000Z' where run_id = 'old'`.execute(
       writer.db,
     );

@@ -82,7 +82,7 @@ export function runRunStoreSuite(name: string, openDatabase: () => Promise<Datab
       expect(await runs.requestCancel("alice", "r1")).toBe(true);
       expect(await runs.cancelRequested("r1")).toBe(true);
 
-      await runs.finish("r1", "interrupted");
+      await runs.end("r1", "t1", "interrupted");
       expect(await runs.get("alice", "r1")).toMatchObject({
         status: "interrupted",
         thread_id: "t1",
@@ -112,7 +112,7 @@ export function runRunStoreSuite(name: string, openDatabase: () => Promise<Datab
       });
       const records = [{ id: "call-1", status: "completed" }];
       now = new Date(now.getTime() + 1_000);
-      await runs.finish("r1", "error", { subagentRuns: records });
+      await runs.end("r1", "t1", "error", { subagentRuns: records });
       const row = await runs.find("r1");
       expect(row).toMatchObject({ status: "error", updated_at: "2026-01-01T00:00:01.000Z" });
       expect(JSON.parse(row?.subagent_runs ?? "")).toEqual(records);
@@ -136,8 +136,8 @@ export function runRunStoreSuite(name: string, openDatabase: () => Promise<Datab
       });
       await runs.start({ runId: "r-other", threadId: "t2", uid: "alice", agentId: "a1" });
       await runs.start({ runId: "r-bob", threadId: "t1", uid: "bob", agentId: "a1" });
-      await runs.finish("r-b", "success");
-      await runs.finish("R-a", "error");
+      await runs.end("r-b", "t1", "success");
+      await runs.end("R-a", "t1", "error");
 
       const ids = (rows: { run_id: string }[]) => rows.map((row) => row.run_id);
       expect(ids(await runs.listForThread("alice", "t1"))).toEqual(["r-c", "R-a", "r-b"]);
@@ -159,11 +159,41 @@ export function runRunStoreSuite(name: string, openDatabase: () => Promise<Datab
       expect(ids(await runs.listForThread("alice", "t2"))).toEqual(["r-other"]);
     });
 
+    it("ends a run and frees its thread at once, and leaves a run taken over alone", async () => {
+      await runs.start({
+        runId: "r1",
+        threadId: "t1",
+        uid: "alice",
+        agentId: "a1",
+        runner: RUNNER,
+      });
+      expect(await runs.acquireThread("t1", "r1", 60_000)).toBe(true);
+      await runs.end("r1", "t1", "success", {}, { attempt: 1, runnerInstance: "instance-1" });
+      expect((await runs.find("r1"))?.status).toBe("success");
+      // The thread is free the moment the run reads over: the next run takes it.
+      expect(await runs.lease("t1")).toBeUndefined();
+      expect(await runs.acquireThread("t1", "r2", 60_000)).toBe(true);
+
+      // A holder that no longer holds the row (another worker's attempt, same run id) changes
+      // neither the row nor that attempt's lease.
+      await runs.start({
+        runId: "r3",
+        threadId: "t3",
+        uid: "alice",
+        agentId: "a1",
+        runner: RUNNER,
+      });
+      expect(await runs.acquireThread("t3", "r3", 60_000)).toBe(true);
+      await runs.end("r3", "t3", "error", {}, { attempt: 1, runnerInstance: "someone-else" });
+      expect((await runs.find("r3"))?.status).toBe("running");
+      expect((await runs.lease("t3"))?.run_id).toBe("r3");
+    });
+
     it("interrupts only a run still running, with its reason and records", async () => {
       await runs.start({ runId: "r1", threadId: "t1", uid: "alice", agentId: "a1" });
       await runs.start({ runId: "r2", threadId: "t1", uid: "alice", agentId: "a1" });
       await runs.start({ runId: "r3", threadId: "t2", uid: "bob", agentId: "a1" });
-      await runs.finish("r2", "success");
+      await runs.end("r2", "t1", "success");
       expect((await runs.running()).map((row) => row.run_id)).toEqual(["r1", "r3"]);
       expect((await runs.running("t1")).map((row) => row.run_id)).toEqual(["r1"]);
 
