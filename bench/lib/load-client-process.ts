@@ -32,6 +32,11 @@ export class ClientProcess {
     });
   }
 
+  /** The clients' process id (for its CPU time). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   stop(): void {
     if (this.child.connected) this.child.disconnect();
   }

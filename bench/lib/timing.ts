@@ -34,7 +34,8 @@ export async function measure(fn: () => Promise<unknown>, repeat: Repeat): Promi
 /**
  * Measures several variants interleaved (round-robin, one sample of each per round), so slow
  * drift of the machine (GC pressure, a growing database, thermal) is spread over all of them
- * instead of favouring whichever ran first. Warm-up rounds are untimed.
+ * instead of favouring whichever ran first, and the order turns each round. Warm-up rounds are
+ * untimed.
  */
 export async function measureInterleaved<K extends string>(
   variants: Record<K, () => Promise<unknown>>,
@@ -46,7 +47,9 @@ export async function measureInterleaved<K extends string>(
     number[]
   >;
   for (let round = 0; round < repeat.warmup + repeat.iterations; round += 1) {
-    for (const key of keys) {
+    // The order turns each round: none always runs first, after the last one's garbage.
+    const order = keys.map((_, i) => keys[(i + round) % keys.length] as K);
+    for (const key of order) {
       const ms = await timeMs(variants[key]);
       if (round >= repeat.warmup) samples[key].push(ms);
     }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { createRuntime, type Runtime } from "../../runtime.js";
 import { openPostgresDatabase } from "../../store/database.js";
 import type { ServerProcess } from "../../test/support/server-process.js";
+import { type CpuUsage, pidsNamed, startCpuMeter } from "../lib/cpu-usage.js";
 import {
   fleetEnv,
   fleetLoad,
@@ -40,6 +41,8 @@ interface FleetLevel {
   p99Ms: number;
   pickupP50Ms: number;
   pickupP99Ms: number;
+  /** CPU over the level: the machine's busy share and the cores each group used. */
+  cpu: CpuUsage;
 }
 
 /**
@@ -82,10 +85,17 @@ export const fleetScenario: Scenario = {
         await clients.send({ ...fleetLoad(bases, token, TURNS), clients: 2 * servers.length });
         for (const clientCount of levels) {
           const since = new Date().toISOString();
+          const meter = startCpuMeter({
+            servers: () => servers.map((server) => server.child.pid),
+            postgres: () => pidsNamed("postgres"),
+            // The fake model answers from this process.
+            "clients + model": () => [clients.pid, process.pid],
+          });
           const report = await clients.send({
             ...fleetLoad(bases, token, TURNS),
             clients: clientCount,
           });
+          const cpu = meter.stop();
           const pickups = await pickupTimes(database, since);
           results.push({
             processes,
@@ -98,6 +108,7 @@ export const fleetScenario: Scenario = {
             p99Ms: report.p99Ms,
             pickupP50Ms: percentile(pickups, 50),
             pickupP99Ms: percentile(pickups, 99),
+            cpu,
           });
         }
       };
@@ -132,6 +143,10 @@ export const fleetScenario: Scenario = {
           "p99 ms",
           "pickup p50 ms",
           "pickup p99 ms",
+          "CPU busy",
+          "servers",
+          "postgres",
+          "clients + model",
         ],
         rows: results.map((r) => [
           r.processes,
@@ -143,10 +158,15 @@ export const fleetScenario: Scenario = {
           fmt(r.p99Ms, 0),
           fmt(r.pickupP50Ms, 1),
           fmt(r.pickupP99Ms, 1),
+          `${fmt(r.cpu.machineBusy * 100, 0)}%`,
+          fmt(r.cpu.cores.servers ?? 0, 2),
+          fmt(r.cpu.cores.postgres ?? 0, 2),
+          fmt(r.cpu.cores["clients + model"] ?? 0, 2),
         ]),
         notes: [
           `a run = one POST /threads/:id/runs/wait of a ${TURNS}-turn conversation (main, child, main: 3 model calls of ${LATENCY_MS} ms); clients alternate between the processes; pickup = a run's first claim − its creation (runs.claimed_at − runs.created_at).`,
           `a process that is also a worker starts a run it is asked for in the request itself while it has a free slot (pickup 0 by construction); "${SPLIT}" sends every run through the queue: an API-only process writes it, the worker-only process is woken and claims it.`,
+          "CPU: the machine's busy share of its 2 cores over the level, and the cores (CPU seconds ÷ wall seconds) used by the server processes, PostgreSQL and the load clients with the fake model.",
           `takeover: a run whose subagent takes 4 s, its worker SIGKILLed mid-child; ${takeover.detail}`,
         ],
       };
@@ -155,6 +175,10 @@ export const fleetScenario: Scenario = {
         const one = results.find((r) => r.processes === "1" && r.clients === clientCount);
         const two = results.find((r) => r.processes === "2" && r.clients === clientCount);
         return (two?.runsPerSecond ?? 0) / (one?.runsPerSecond ?? Number.NaN);
+      });
+      const ceilings = levels.map((clientCount) => {
+        const one = results.find((r) => r.processes === "1" && r.clients === clientCount);
+        return one ? machineCeiling(one.cpu) : Number.NaN;
       });
       // The queue's pickup: the split roles' (elsewhere most runs never wait in the queue).
       const pickupP50 = Math.max(
@@ -169,7 +193,12 @@ export const fleetScenario: Scenario = {
         {
           target: "fleet: 2 processes ≥ 1.6 × one process's runs/s",
           met: ratios.every((ratio) => ratio >= 1.6),
-          detail: ratios.map((ratio, i) => `${levels[i]} clients ${fmt(ratio, 2)}×`).join(", "),
+          detail: ratios
+            .map(
+              (ratio, i) =>
+                `${levels[i]} clients ${fmt(ratio, 2)}× (this machine's ceiling ${fmt(ceilings[i] ?? Number.NaN, 2)}×)`,
+            )
+            .join(", "),
         },
         {
           target: "fleet: pickup p50 ≤ 20 ms",
@@ -184,7 +213,15 @@ export const fleetScenario: Scenario = {
       ];
       return {
         tables: [table],
-        data: { latencyMs: LATENCY_MS, turns: TURNS, leaseMs: LEASE_MS, results, takeover, ratios },
+        data: {
+          latencyMs: LATENCY_MS,
+          turns: TURNS,
+          leaseMs: LEASE_MS,
+          results,
+          takeover,
+          ratios,
+          ceilings,
+        },
         targets,
       };
     } finally {
@@ -198,6 +235,19 @@ export const fleetScenario: Scenario = {
     }
   },
 };
+
+/** The machine's cores (the fleet shares them with PostgreSQL, the clients and the model). */
+const MACHINE_CORES = 2;
+
+/**
+ * The most runs/s any number of processes could reach on this machine, as a multiple of one
+ * process's: every run costs the CPU one process's level spent per run (server, PostgreSQL,
+ * clients and model alike), and the machine has {@link MACHINE_CORES} cores to spend.
+ */
+function machineCeiling(one: CpuUsage): number {
+  const coresPerOneProcessLevel = Object.values(one.cores).reduce((sum, cores) => sum + cores, 0);
+  return MACHINE_CORES / coresPerOneProcessLevel;
+}
 
 /**
  * Starts a run whose subagent takes 4 s, SIGKILLs the worker running it once the subagent has
