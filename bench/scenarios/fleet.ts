@@ -43,6 +43,9 @@ interface FleetLevel {
   pickupP99Ms: number;
   /** CPU over the level: the machine's busy share and the cores each group used. */
   cpu: CpuUsage;
+  /** The servers' event loop delay over the level (the worst server's), in ms. */
+  loopDelayP50Ms: number;
+  loopDelayP99Ms: number;
 }
 
 /**
@@ -85,6 +88,8 @@ export const fleetScenario: Scenario = {
         await clients.send({ ...fleetLoad(bases, token, TURNS), clients: 2 * servers.length });
         for (const clientCount of levels) {
           const since = new Date().toISOString();
+          // A scrape starts the servers' event loop delay afresh (see loopDelay).
+          await Promise.all(servers.map((server) => loopDelay(server.base())));
           const meter = startCpuMeter({
             servers: () => servers.map((server) => server.child.pid),
             postgres: () => pidsNamed("postgres"),
@@ -96,6 +101,7 @@ export const fleetScenario: Scenario = {
             clients: clientCount,
           });
           const cpu = meter.stop();
+          const delays = await Promise.all(servers.map((server) => loopDelay(server.base())));
           const pickups = await pickupTimes(database, since);
           results.push({
             processes,
@@ -109,6 +115,8 @@ export const fleetScenario: Scenario = {
             pickupP50Ms: percentile(pickups, 50),
             pickupP99Ms: percentile(pickups, 99),
             cpu,
+            loopDelayP50Ms: Math.max(...delays.map((delay) => delay.p50Ms)),
+            loopDelayP99Ms: Math.max(...delays.map((delay) => delay.p99Ms)),
           });
         }
       };
@@ -143,6 +151,8 @@ export const fleetScenario: Scenario = {
           "p99 ms",
           "pickup p50 ms",
           "pickup p99 ms",
+          "loop delay p50 ms",
+          "loop delay p99 ms",
           "CPU busy",
           "servers",
           "postgres",
@@ -158,6 +168,8 @@ export const fleetScenario: Scenario = {
           fmt(r.p99Ms, 0),
           fmt(r.pickupP50Ms, 1),
           fmt(r.pickupP99Ms, 1),
+          fmt(r.loopDelayP50Ms, 1),
+          fmt(r.loopDelayP99Ms, 1),
           `${fmt(r.cpu.machineBusy * 100, 0)}%`,
           fmt(r.cpu.cores.servers ?? 0, 2),
           fmt(r.cpu.cores.postgres ?? 0, 2),
@@ -166,6 +178,7 @@ export const fleetScenario: Scenario = {
         notes: [
           `a run = one POST /threads/:id/runs/wait of a ${TURNS}-turn conversation (main, child, main: 3 model calls of ${LATENCY_MS} ms); clients alternate between the processes; pickup = a run's first claim − its creation (runs.claimed_at − runs.created_at).`,
           `a process that is also a worker starts a run it is asked for in the request itself while it has a free slot (pickup 0 by construction); "${SPLIT}" sends every run through the queue: an API-only process writes it, the worker-only process is woken and claims it.`,
+          "loop delay: how late the busiest server's event loop ran what was due over the level (its /metrics, nodejs_eventloop_lag_*): a woken worker waits that long before it sends its claim.",
           "CPU: the machine's busy share of its 2 cores over the level, and the cores (CPU seconds ÷ wall seconds) used by the server processes, PostgreSQL and the load clients with the fake model.",
           `takeover: a run whose subagent takes 4 s, its worker SIGKILLed mid-child; ${takeover.detail}`,
         ],
@@ -235,6 +248,25 @@ export const fleetScenario: Scenario = {
     }
   },
 };
+
+/**
+ * A server's event loop delay since its previous `/metrics` scrape (which this one restarts), in
+ * ms; NaN when it does not answer.
+ */
+async function loopDelay(base: string): Promise<{ p50Ms: number; p99Ms: number }> {
+  try {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const gauge = (name: string) => {
+      const line = text
+        .split("\n")
+        .find((l) => l.startsWith(`nodejs_eventloop_lag_${name}_seconds `));
+      return Number(line?.split(" ")[1]) * 1000;
+    };
+    return { p50Ms: gauge("p50"), p99Ms: gauge("p99") };
+  } catch {
+    return { p50Ms: Number.NaN, p99Ms: Number.NaN };
+  }
+}
 
 /** The machine's cores (the fleet shares them with PostgreSQL, the clients and the model). */
 const MACHINE_CORES = 2;

@@ -1,4 +1,5 @@
 import type { HealthMetrics } from "../../runs/health.js";
+import type { EventLoopDelaySnapshot } from "./event-loop-delay.js";
 
 /** One metric family: its name, type, help text and samples (labels → value). */
 interface Family {
@@ -35,7 +36,11 @@ export interface QueueMetrics {
   queue: { pending: number; oldestSeconds: number } | null;
 }
 
-export function prometheusText(metrics: HealthMetrics, queue?: QueueMetrics): string {
+export function prometheusText(
+  metrics: HealthMetrics,
+  queue?: QueueMetrics,
+  eventLoop?: EventLoopDelaySnapshot,
+): string {
   const families: Family[] = [
     {
       name: "subagent_graph_runs_started_total",
@@ -92,6 +97,7 @@ export function prometheusText(metrics: HealthMetrics, queue?: QueueMetrics): st
       help: "Resident memory of this process.",
       samples: [{ value: metrics.residentMemoryBytes }],
     },
+    ...(eventLoop ? eventLoopFamilies(eventLoop) : []),
     ...(queue ? queueFamilies(queue) : []),
   ];
   return `${families
@@ -147,4 +153,18 @@ function queueFamilies(queue: QueueMetrics): Family[] {
     );
   }
   return families;
+}
+
+function eventLoopFamilies(delay: EventLoopDelaySnapshot): Family[] {
+  const gauge = (name: string, what: string, value: number): Family => ({
+    name,
+    type: "gauge",
+    help: `${what} delay of this process's event loop since the previous scrape, in seconds.`,
+    samples: [{ value }],
+  });
+  return [
+    gauge("nodejs_eventloop_lag_p50_seconds", "Median", delay.p50Seconds),
+    gauge("nodejs_eventloop_lag_p99_seconds", "99th percentile", delay.p99Seconds),
+    gauge("nodejs_eventloop_lag_max_seconds", "Largest", delay.maxSeconds),
+  ];
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Runtime } from "../../runtime.js";
 import type { Fleet } from "../../runs/fleet.js";
+import { EventLoopDelay } from "../protocol/event-loop-delay.js";
 import { type QueueMetrics, prometheusText } from "../protocol/metrics-text.js";
 import type { QueueWorker } from "../runs/queue-worker.js";
 
@@ -9,7 +10,8 @@ import type { QueueWorker } from "../runs/queue-worker.js";
  * - `GET /ok`: the process answers (liveness);
  * - `GET /ready`: the agent store and the checkpoint saver answer within 2 s each (200), else
  *   503 naming the one that did not and why, so a load balancer stops sending it runs;
- * - `GET /metrics`: this process's run counters and gauges in the Prometheus text format.
+ * - `GET /metrics`: this process's run counters and gauges in the Prometheus text format, with
+ *   its event loop's delay since the previous scrape.
  */
 export function healthRoutes(app: FastifyInstance, runtime: Runtime, worker?: QueueWorker): void {
   app.get("/ok", { schema: { hide: true } }, async () => ({ ok: true }));
@@ -17,10 +19,13 @@ export function healthRoutes(app: FastifyInstance, runtime: Runtime, worker?: Qu
     const readiness = await runtime.health.ready();
     return reply.code(readiness.ready ? 200 : 503).send(readiness);
   });
+  const eventLoop = new EventLoopDelay();
+  app.addHook("onClose", async () => eventLoop.stop());
   app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
     const text = prometheusText(
       await runtime.health.metrics(),
       runtime.fleet ? await queueMetrics(runtime.fleet, worker) : undefined,
+      eventLoop.read(),
     );
     return reply.type("text/plain; version=0.0.4; charset=utf-8").send(text);
   });

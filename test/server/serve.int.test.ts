@@ -204,6 +204,17 @@ describe("serve (npm start)", { timeout: 120_000 }, () => {
       expect(counted).toContain('subagent_graph_runs_finished_total{status="success"} 1\n');
       expect(counted).toContain("subagent_graph_store_up 1\n");
       expect(counted).toContain("subagent_graph_store_runs_running 0\n");
+      // The event loop's delay since the previous scrape, in seconds: p50 ≤ p99 ≤ max.
+      const lag = (name: string) => {
+        const line = counted
+          .split("\n")
+          .find((l) => l.startsWith(`nodejs_eventloop_lag_${name}_seconds `));
+        return Number(line?.split(" ")[1]);
+      };
+      expect(counted).toContain("# TYPE nodejs_eventloop_lag_p50_seconds gauge\n");
+      expect(lag("p50")).toBeGreaterThanOrEqual(0);
+      expect(lag("p50")).toBeLessThanOrEqual(lag("p99"));
+      expect(lag("p99")).toBeLessThanOrEqual(lag("max"));
 
       await proxy.cut();
       const down = await ready();
