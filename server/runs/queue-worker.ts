@@ -11,6 +11,14 @@ export interface QueueWorkerOptions {
 
 /** A wake-up call can be lost (a broken connection): the queue is also looked at this often. */
 const POLL_MS = 1000;
+/**
+ * Claim passes a worker runs at once. A wake-up call that comes while a pass waits for its
+ * claim's answer starts its own pass instead of queueing behind it: under load that answer
+ * comes only when the worker's busy event loop gets to it.
+ */
+const MAX_PASSES = 4;
+/** Runs one pass claims at most per statement, so the other passes keep room to claim. */
+const PASS_BATCH = 8;
 
 /** A slot held by {@link QueueWorker.reserve}: use it for a claimed run, or release it. */
 export interface WorkerSlot {
@@ -37,7 +45,9 @@ export class QueueWorker {
   readonly counts: QueueWorkerCounts = { claimed: 0, finished: 0, failed: 0 };
   #active = 0;
   #draining = false;
-  #filling: Promise<void> | undefined;
+  /** Claim passes under way, and the slots they may fill (counted as taken meanwhile). */
+  readonly #passes = new Set<Promise<void>>();
+  #claiming = 0;
   #fillAgain = false;
   #timer: NodeJS.Timeout | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
@@ -72,7 +82,7 @@ export class QueueWorker {
    */
   async drain(timeoutMs: number): Promise<void> {
     this.stop();
-    await this.#filling;
+    await Promise.all(this.#passes);
     if (this.#active > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, timeoutMs);
@@ -99,10 +109,14 @@ export class QueueWorker {
 
   /**
    * Holds one of this worker's slots for a run its caller is about to claim itself (see
-   * `RunQueue.enqueueOrClaim`): while held it counts as running, so neither the claim loop nor
-   * a drain overcommits. Undefined when the worker is full or shutting down.
+   * `RunQueue.enqueueOrClaim`): while held it counts as running, so no claim made after it and
+   * no drain overcommits. Undefined when the worker is full or shutting down.
    */
   reserve(): WorkerSlot | undefined {
+    // Slots an unanswered claim may fill do not count: such a claim is usually an idle look
+    // (after a run's end, or once a second) that finds nothing, and a run asked for here
+    // should not go through the queue for it. Should that claim find runs, the worker runs
+    // that many more than its slots until they end.
     if (this.#draining || this.#active >= this.options.concurrency) return undefined;
     this.#active += 1;
     let used = false;
@@ -122,41 +136,57 @@ export class QueueWorker {
     };
   }
 
-  /** Claims runs while there is room (one pass at a time; a call during a pass makes another). */
+  /**
+   * Claims runs while there is room: a pass of its own, unless {@link MAX_PASSES} are under way
+   * or the room is theirs until they answer (then one more runs once one of them has ended).
+   */
   fill(): void {
     if (this.#draining) return;
-    if (this.#filling) {
+    const room = this.options.concurrency - this.#active - this.#claiming;
+    // The room may be passes' that are waiting for their claim's answer: if they claim less,
+    // the run that called may still wait, so look again once one ends.
+    if (this.#passes.size >= MAX_PASSES || (room <= 0 && this.#claiming > 0)) {
       this.#fillAgain = true;
       return;
     }
-    this.#filling = this.#fill().finally(() => {
-      this.#filling = undefined;
+    if (room <= 0) return;
+    const pass: Promise<void> = this.#fill().finally(() => {
+      this.#passes.delete(pass);
       if (this.#fillAgain) {
         this.#fillAgain = false;
         this.fill();
       }
     });
+    this.#passes.add(pass);
   }
 
   async #fill(): Promise<void> {
-    while (!this.#draining && this.#active < this.options.concurrency) {
+    for (;;) {
+      const room = this.options.concurrency - this.#active - this.#claiming;
+      if (this.#draining) return;
+      if (room <= 0) {
+        // More may wait (the last claim was full) in room another pass holds: see `fill`.
+        if (this.#claiming > 0) this.#fillAgain = true;
+        return;
+      }
+      // The slots this claim may fill are taken until it answers: no pass overcommits.
+      const take = Math.min(room, PASS_BATCH);
+      this.#claiming += take;
       let claimed: ClaimedRun[];
       try {
-        // As many as there is room for, in one statement (see `RunQueue.claimSome`).
-        claimed = await this.fleet.queue.claimSome(
-          this.fleet.runner,
-          this.fleet.leaseMs,
-          this.options.concurrency - this.#active,
-        );
+        // Up to `take` runs in one statement (see `RunQueue.claimSome`).
+        claimed = await this.fleet.queue.claimSome(this.fleet.runner, this.fleet.leaseMs, take);
       } catch (error) {
         this.options.warn(`claiming a queued run failed: ${messageOf(error)}`);
         return;
+      } finally {
+        this.#claiming -= take;
       }
-      if (claimed.length === 0) return;
       for (const run of claimed) {
         this.#active += 1;
         this.#execute(run);
       }
+      if (claimed.length < take) return;
     }
   }
 

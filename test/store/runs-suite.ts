@@ -160,14 +160,11 @@ export function runRunStoreSuite(name: string, openDatabase: () => Promise<Datab
     });
 
     it("ends a run and frees its thread at once, and leaves a run taken over alone", async () => {
-      await runs.start({
-        runId: "r1",
-        threadId: "t1",
-        uid: "alice",
-        agentId: "a1",
-        runner: RUNNER,
-      });
-      expect(await runs.acquireThread("t1", "r1", 60_000)).toBe(true);
+      const held = async (runId: string, threadId: string) => {
+        await runs.start({ runId, threadId, uid: "alice", agentId: "a1", runner: RUNNER });
+        expect(await runs.acquireThread(threadId, runId, 60_000)).toBe(true);
+      };
+      await held("r1", "t1");
       await runs.end("r1", "t1", "success", {}, { attempt: 1, runnerInstance: "instance-1" });
       expect((await runs.find("r1"))?.status).toBe("success");
       // The thread is free the moment the run reads over: the next run takes it.
@@ -176,14 +173,7 @@ export function runRunStoreSuite(name: string, openDatabase: () => Promise<Datab
 
       // A holder that no longer holds the row (another worker's attempt, same run id) changes
       // neither the row nor that attempt's lease.
-      await runs.start({
-        runId: "r3",
-        threadId: "t3",
-        uid: "alice",
-        agentId: "a1",
-        runner: RUNNER,
-      });
-      expect(await runs.acquireThread("t3", "r3", 60_000)).toBe(true);
+      await held("r3", "t3");
       await runs.end("r3", "t3", "error", {}, { attempt: 1, runnerInstance: "someone-else" });
       expect((await runs.find("r3"))?.status).toBe("running");
       expect((await runs.lease("t3"))?.run_id).toBe("r3");
