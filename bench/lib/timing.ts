@@ -47,9 +47,7 @@ export async function measureInterleaved<K extends string>(
     number[]
   >;
   for (let round = 0; round < repeat.warmup + repeat.iterations; round += 1) {
-    // The order turns each round: none always runs first, after the last one's garbage.
-    const order = keys.map((_, i) => keys[(i + round) % keys.length] as K);
-    for (const key of order) {
+    for (const key of rotated(keys, round)) {
       const ms = await timeMs(variants[key]);
       if (round >= repeat.warmup) samples[key].push(ms);
     }
@@ -64,4 +62,12 @@ export function collectGarbage(): void {
     gc();
     gc();
   }
+}
+
+/**
+ * `items` turned left by `round` places: measured in this order, no variant always runs first,
+ * right after the previous one's garbage.
+ */
+export function rotated<T>(items: readonly T[], round: number): T[] {
+  return items.map((_, i) => items[(i + round) % items.length] as T);
 }

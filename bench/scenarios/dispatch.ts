@@ -13,7 +13,7 @@ import {
   type SaverName,
 } from "../lib/systems.js";
 import { fmt, ratio, type Table } from "../lib/table.js";
-import { measure, measureInterleaved, timeMs } from "../lib/timing.js";
+import { measure, measureInterleaved, rotated, timeMs } from "../lib/timing.js";
 
 type System = "ours" | "deep" | "floor";
 const SYSTEMS: readonly System[] = ["ours", "deep", "floor"];
@@ -122,7 +122,7 @@ async function measureSaver(
   // Round-robin over K and systems, so drift (a growing database, GC) is shared by all; the
   // systems' order turns each round, so none always runs first after the previous K's garbage.
   for (let round = 0; round < repeat.warmup + repeat.iterations; round += 1) {
-    const order = SYSTEMS.map((_, i) => SYSTEMS[(i + round) % SYSTEMS.length] as System);
+    const order = rotated(SYSTEMS, round);
     for (const k of allK) {
       // A run without task calls takes a few ms, near the noise: it gets more samples.
       const times = k === 0 ? K0_SAMPLES_PER_ROUND : 1;

@@ -12,10 +12,10 @@ export interface EventLoopDelaySnapshot {
 
 /**
  * How late this process's event loop runs what is due: a timer ticking every 10 ms records how
- * much later than asked it fired (unlike prom-client's `nodejs_eventloop_lag_*`, which report the
- * period with it, so an idle process shows 0 here, not 10 ms). Everything of a run, a request and a queued run's claim waits
- * its turn on that loop, so under load its delay is the wait a fleet worker adds before it
- * claims a run it was woken for (bench/README.md, "4b"). Each read reports the time since the
+ * much later than asked it fired (unlike prom-client's `nodejs_eventloop_lag_*`, which report
+ * the period with it, so an idle process shows 0 here, not 10 ms). Everything of a run, a
+ * request and a queued run's claim waits its turn on that loop, so under load its delay is the
+ * wait a fleet worker adds before it claims a run it was woken for (bench/README.md, "4b"). Each read reports the time since the
  * previous one and starts afresh, as prom-client's gauges do.
  */
 export class EventLoopDelay {

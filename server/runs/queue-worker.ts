@@ -137,20 +137,19 @@ export class QueueWorker {
   }
 
   /**
-   * Claims runs while there is room: a pass of its own, unless {@link MAX_PASSES} are under way
-   * or the room is theirs until they answer (then one more runs once one of them has ended).
+   * Claims runs while there is room, in a pass of its own: one claim statement of up to
+   * {@link PASS_BATCH} runs. Unless {@link MAX_PASSES} are under way, or the room is theirs until
+   * they answer: then, as after a full claim (more may wait), it looks again once a pass ends.
    */
   fill(): void {
     if (this.#draining) return;
     const room = this.options.concurrency - this.#active - this.#claiming;
-    // The room may be passes' that are waiting for their claim's answer: if they claim less,
-    // the run that called may still wait, so look again once one ends.
     if (this.#passes.size >= MAX_PASSES || (room <= 0 && this.#claiming > 0)) {
       this.#fillAgain = true;
       return;
     }
     if (room <= 0) return;
-    const pass: Promise<void> = this.#fill().finally(() => {
+    const pass: Promise<void> = this.#claim(Math.min(room, PASS_BATCH)).finally(() => {
       this.#passes.delete(pass);
       if (this.#fillAgain) {
         this.#fillAgain = false;
@@ -160,34 +159,24 @@ export class QueueWorker {
     this.#passes.add(pass);
   }
 
-  async #fill(): Promise<void> {
-    for (;;) {
-      const room = this.options.concurrency - this.#active - this.#claiming;
-      if (this.#draining) return;
-      if (room <= 0) {
-        // More may wait (the last claim was full) in room another pass holds: see `fill`.
-        if (this.#claiming > 0) this.#fillAgain = true;
-        return;
-      }
-      // The slots this claim may fill are taken until it answers: no pass overcommits.
-      const take = Math.min(room, PASS_BATCH);
-      this.#claiming += take;
-      let claimed: ClaimedRun[];
-      try {
-        // Up to `take` runs in one statement (see `RunQueue.claimSome`).
-        claimed = await this.fleet.queue.claimSome(this.fleet.runner, this.fleet.leaseMs, take);
-      } catch (error) {
-        this.options.warn(`claiming a queued run failed: ${messageOf(error)}`);
-        return;
-      } finally {
-        this.#claiming -= take;
-      }
-      for (const run of claimed) {
-        this.#active += 1;
-        this.#execute(run);
-      }
-      if (claimed.length < take) return;
+  /** One claim of up to `take` runs, their slots counted as taken until it answers. */
+  async #claim(take: number): Promise<void> {
+    this.#claiming += take;
+    let claimed: ClaimedRun[];
+    try {
+      // Up to `take` runs in one statement (see `RunQueue.claimSome`).
+      claimed = await this.fleet.queue.claimSome(this.fleet.runner, this.fleet.leaseMs, take);
+    } catch (error) {
+      this.options.warn(`claiming a queued run failed: ${messageOf(error)}`);
+      return;
+    } finally {
+      this.#claiming -= take;
     }
+    for (const run of claimed) {
+      this.#active += 1;
+      this.#execute(run);
+    }
+    if (claimed.length === take) this.#fillAgain = true;
   }
 
   /** Runs `claimed` in a slot already counted in `#active`, and frees the slot at its end. */
