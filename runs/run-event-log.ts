@@ -59,12 +59,29 @@ export interface RunEventLogOptions {
 /** How a follow ended: the run's end marker, or the run is over without one. */
 export type FollowEnd = "end" | "over";
 
+/**
+ * What a run's end marker tells its followers: the root graph's final state values (wire form),
+ * so a join answers without reading the thread back. Only a run that ended well has them.
+ */
+export interface RunEnding {
+  values: unknown;
+}
+
+/**
+ * Final values longer than this as JSON stay out of the end marker (a join then reads the
+ * thread): the log keeps every run's marker for its retention, and a long thread's state is
+ * megabytes.
+ */
+const MAX_ENDING_CHARS = 256 * 1024;
+
 /** A follow in progress (see {@link RunEventLog.follow}). */
 export interface RunEventFollow {
   /** Stops following; `done` then never settles. */
   stop(): void;
   /** Settles once every event of the run has been handed over. */
   done: Promise<FollowEnd>;
+  /** What the end marker carried, once `done` settled with "end" (see {@link RunEnding}). */
+  ending(): RunEnding | undefined;
 }
 
 /** Runs' events in the shared database: written by the run's process, followed from any. */
@@ -113,6 +130,7 @@ export class RunEventLog {
     let reading = false;
     let readAgain = false;
     let lastEventAt = Date.now();
+    let ending: RunEnding | undefined;
     let settle!: (end: FollowEnd) => void;
     const done = new Promise<FollowEnd>((resolve) => {
       settle = resolve;
@@ -135,7 +153,10 @@ export class RunEventLog {
           const rows = await events.after(runId, last, READ_PAGE);
           for (const row of rows) {
             if (stopped) return;
-            if (row.event === RUN_END_EVENT) return finish("end");
+            if (row.event === RUN_END_EVENT) {
+              ending = endingOf(row.data);
+              return finish("end");
+            }
             last = row.seq;
             lastEventAt = Date.now();
             sink({ id: row.seq, event: row.event, data: JSON.parse(row.data) });
@@ -168,7 +189,7 @@ export class RunEventLog {
       unlisten();
     }
     void read();
-    return { stop, done };
+    return { stop, done, ending: () => ending };
   }
 
   /** Deletes the events of runs over for longer than the retention, at most once a minute. */
@@ -212,11 +233,19 @@ export class RunEventWriter {
     else this.#flushSoon(FLUSH_AFTER_MS);
   }
 
-  /** Writes what is pending and the end marker; resolves once they are in the log (or given up). */
-  async end(): Promise<void> {
+  /**
+   * Writes what is pending and the end marker, carrying `ending` unless it is larger than
+   * {@link MAX_ENDING_CHARS}; resolves once they are in the log (or given up).
+   */
+  async end(ending?: RunEnding): Promise<void> {
     if (this.#ended) return this.#chain;
     this.#ended = true;
-    this.#pending.push({ seq: this.#lastSeq + 1, event: RUN_END_EVENT, data: "null" });
+    const data = ending === undefined ? "null" : JSON.stringify(ending);
+    this.#pending.push({
+      seq: this.#lastSeq + 1,
+      event: RUN_END_EVENT,
+      data: data.length > MAX_ENDING_CHARS ? "null" : data,
+    });
     // A database that keeps failing gives up after about five seconds: followers then end the
     // run by its record (see `RunEventLog.follow`).
     for (let attempt = 0; attempt < 20 && this.#pending.length > 0; attempt += 1) {
@@ -284,6 +313,14 @@ export class RunEventWriter {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The ending an end marker's data holds; none for a marker without one (or an older one). */
+function endingOf(data: string): RunEnding | undefined {
+  const parsed: unknown = JSON.parse(data);
+  return typeof parsed === "object" && parsed !== null && "values" in parsed
+    ? (parsed as RunEnding)
+    : undefined;
 }
 
 function messageOf(error: unknown): string {

@@ -4,8 +4,9 @@
  *
  * A run's events are numbered from 0 in the order it sent them (the SSE `id`); the process
  * running it appends them in batches and, when the run is over, one more row: the end marker
- * ({@link RUN_END_EVENT}), which no client ever receives. Rows are deleted with their thread,
- * and pruned once their run has been over for a while.
+ * ({@link RUN_END_EVENT}), which no client ever receives (its data: the run's final values when
+ * it ended well, see `RunEnding` in `runs/run-event-log.ts`, else null). Rows are deleted with
+ * their thread, and pruned once their run has been over for a while.
  */
 
 import type { Kysely } from "kysely";

@@ -67,7 +67,9 @@ export class RemoteRuns {
 
   /**
    * Waits for `run` to end and answers with the thread's values then, or the API's
-   * `{ __error__ }` (status 200) if it failed.
+   * `{ __error__ }` (status 200) if it failed. A run followed from before its end answers with
+   * the final values its end marker carries, without reading the thread back; a run over
+   * already answers with the thread's values now, as the API's join does.
    */
   async join(
     request: FastifyRequest,
@@ -76,6 +78,7 @@ export class RemoteRuns {
     cancelOnDisconnect: boolean,
   ): Promise<unknown> {
     let error: unknown;
+    const followedLive = !isOverStatus(run.status);
     const follow = await this.follow(request.uid, run, -1, (event) => {
       if (event.event === "error") error = event.data;
     });
@@ -88,6 +91,8 @@ export class RemoteRuns {
     await follow.done;
     reply.raw.off("close", onClose);
     if (error !== undefined) return { __error__: error };
+    const ending = followedLive ? follow.ending() : undefined;
+    if (ending) return ending.values;
     const snapshot = await this.runtime.threads.state(request.uid, run.thread_id);
     return snapshot ? serializeSnapshot(snapshot, run.thread_id).values : {};
   }
@@ -101,7 +106,7 @@ export class RemoteRuns {
   ): Promise<RunEventFollow> {
     const isOver = async () => isOverStatus((await this.runtime.runInfo(uid, run.run_id))?.status);
     if (isOverStatus(run.status) && !(await this.log.has(run.run_id))) {
-      return { stop: () => undefined, done: Promise.resolve("over") };
+      return { stop: () => undefined, done: Promise.resolve("over"), ending: () => undefined };
     }
     return this.log.follow(run.run_id, afterId, sink, isOver);
   }

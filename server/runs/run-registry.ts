@@ -1,13 +1,15 @@
 import { randomUUID } from "node:crypto";
+import { INTERRUPT } from "@langchain/langgraph";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
 import type { Fleet } from "../../runs/fleet.js";
+import type { GraphStreamChunk } from "../../runs/events.js";
 import type { RunEventWriter } from "../../runs/run-event-log.js";
 import { runInfoOf } from "../../runs/run-info.js";
 import type { RunRequest } from "../../runs/run-lifecycle.js";
 import type { ClaimedRun } from "../../store/run-queue.js";
 import type { GraphStreamMode, RawRunItem, Runtime } from "../../runtime.js";
-import { serializeSnapshot } from "../protocol/serialize.js";
+import { serializeSnapshot, serializeValue } from "../protocol/serialize.js";
 import type { RunStreamEvent } from "../protocol/sse.js";
 import { translateForWire, WIRE_STREAM_MODES, type WireStreamMode } from "../protocol/translate.js";
 
@@ -140,8 +142,13 @@ export class ManagedRun {
     this.updatedAt = new Date().toISOString();
     for (const listener of this.listeners) listener("end");
     this.listeners.clear();
-    // Done once the log is closed too, so a process shutting down waits for its end marker.
-    if (this.log) void this.log.end().then(this.finish, this.finish);
+    // Done once the log is closed too, so a process shutting down waits for its end marker,
+    // which carries a successful run's final values to its joins.
+    const ending =
+      status === "success" && this.finalValues !== undefined
+        ? { values: this.finalValues }
+        : undefined;
+    if (this.log) void this.log.end(ending).then(this.finish, this.finish);
     else this.finish();
   }
 }
@@ -198,8 +205,9 @@ export class RunRegistry {
       { runId: row.run_id, createdAt: row.created_at },
     );
     if (log) {
-      // A later attempt goes on after the events its earlier ones wrote.
-      run.continueFrom(await log.nextId(row.run_id));
+      // A later attempt goes on after the events its earlier ones wrote; a first attempt has
+      // none (only a claimed run's worker writes a run's events).
+      if (attempt > 1) run.continueFrom(await log.nextId(row.run_id));
       run.log = log.writer(row.run_id, row.thread_id);
     }
     this.executing.add(run);
@@ -239,7 +247,7 @@ export class RunRegistry {
       }
       run.status = "running";
       run.emit("metadata", { run_id: run.runId, thread_id: row.thread_id, attempt: row.attempt });
-      await this.drive(run, items);
+      await this.drive(run, items, "log only");
       await run.done;
       return run.status;
     } finally {
@@ -288,12 +296,24 @@ export class RunRegistry {
     }
   }
 
-  private async drive(run: ManagedRun, items: AsyncGenerator<RawRunItem>): Promise<void> {
+  /**
+   * Runs `run` to its end, its events to its listeners and log. Its final values are the last
+   * state its root graph streamed (the thread is not read back for them). A run of this
+   * process's own also keeps its task records for its `Run` object; a queued run ("log only") is
+   * shown from the database, by any process, so reading them here would be wasted.
+   */
+  private async drive(
+    run: ManagedRun,
+    items: AsyncGenerator<RawRunItem>,
+    result: "kept" | "log only" = "kept",
+  ): Promise<void> {
     const modes = new Set(run.options.streamModes);
     const { threadId, uid } = run.options;
+    let lastValues: object | undefined;
     try {
       for await (const item of items) {
         if (item.kind === "chunk") {
+          lastValues = rootState(item.chunk) ?? lastValues;
           for (const event of translateForWire(
             threadId,
             item.chunk,
@@ -308,8 +328,9 @@ export class RunRegistry {
           );
         }
       }
-      await this.captureFinalValues(run, uid, threadId);
-      await this.captureSubagentRuns(run);
+      if (lastValues) run.finalValues = serializeValue(lastValues);
+      else if (result === "kept") await this.captureFinalValues(run, uid, threadId);
+      if (result === "kept") await this.captureSubagentRuns(run);
       run.end("success");
     } catch (error) {
       if (SubagentGraphError.isInstance(error) && error.code === ErrorCode.RunSuperseded) {
@@ -318,8 +339,10 @@ export class RunRegistry {
       }
       const cancelled = SubagentGraphError.isInstance(error) && error.code === ErrorCode.Cancelled;
       run.error = errorOf(error);
-      await this.captureFinalValues(run, uid, threadId).catch(() => undefined);
-      await this.captureSubagentRuns(run);
+      if (result === "kept") {
+        await this.captureFinalValues(run, uid, threadId).catch(() => undefined);
+        await this.captureSubagentRuns(run);
+      }
       if (!cancelled) run.emit("error", run.error);
       run.end(cancelled ? "interrupted" : "error");
     }
@@ -338,6 +361,17 @@ export class RunRegistry {
     const snapshot = await this.runtime.threads.state(uid, threadId);
     run.finalValues = snapshot ? serializeSnapshot(snapshot, threadId).values : {};
   }
+}
+
+/**
+ * The root graph's state in a `values` chunk: not a subgraph's, and not the marker LangGraph
+ * streams when a node interrupts (`{ __interrupt__: [...] }`), which is no state.
+ */
+function rootState(chunk: GraphStreamChunk): object | undefined {
+  const [namespace, mode, data] = chunk;
+  if (mode !== "values" || namespace.length > 0) return undefined;
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return undefined;
+  return INTERRUPT in data ? undefined : data;
 }
 
 /** The runtime request of `run`. */

@@ -70,6 +70,33 @@ describe("the run event log on PostgreSQL", { timeout: 60_000 }, () => {
     expect(replay.seen.map((event) => event.id)).toEqual([447, 448, 449]);
   });
 
+  it("carries a run's final values in its end marker, unless they are too large", async () => {
+    const { writeLog, readLog, startRun } = await twoProcesses();
+    const ended = async (runId: string, ending?: { values: unknown }) => {
+      await startRun(runId);
+      const follow = await readLog.follow(
+        runId,
+        -1,
+        () => undefined,
+        async () => false,
+      );
+      const writer = writeLog.writer(runId, "t1");
+      writer.push(0, "metadata", { run_id: runId });
+      await writer.end(ending);
+      expect(await follow.done).toBe("end");
+      return follow.ending();
+    };
+    const values = { messages: [{ type: "ai", content: 'the "answer"\n' }], subagent_runs: [] };
+    expect(await ended("r1", { values })).toEqual({ values });
+    // Values of a quarter of a MiB or more stay out: a join reads the thread for them.
+    expect(await ended("r2", { values: { text: "x".repeat(300 * 1024) } })).toBeUndefined();
+    expect(await ended("r3")).toBeUndefined();
+    // The marker is no event: a replay sees the metadata only.
+    const { seen, sink } = follower();
+    await (await readLog.follow("r1", -1, sink, async () => true)).done;
+    expect(seen.map((event) => event.event)).toEqual(["metadata"]);
+  });
+
   it("keeps a run's newest events within its bound", async () => {
     const { writeLog, readLog, startRun } = await twoProcesses(300);
     await startRun("r1");

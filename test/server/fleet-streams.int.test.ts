@@ -135,5 +135,17 @@ describe("a fleet: queued runs, streams from any process, takeover", { timeout: 
     const resumedChild = finalValues.subagent_runs.at(-1) as unknown as { child_thread_id: string };
     const childView = await fleet.admin.childThread("alice", resumedChild.child_thread_id);
     expect(childView.messages.map((message) => message.getType())).toEqual(["human", "ai"]);
+
+    // A wait through an API-only process answers with the run's final state (which its log's
+    // end marker carries from the worker); a join of a run over long since answers with the
+    // thread's values now, as the API's join does.
+    fleet.childDelayMs = 10;
+    const waited = await onC.runs.wait(thread.thread_id, boss.id, { input: human("last one") });
+    const state = await onA.threads.getState(thread.thread_id);
+    const messages = (state.values as { messages: { content: string }[] }).messages;
+    expect(messages.at(-1)?.content).toBe("final answer");
+    expect(messages.some((message) => message.content === "last one")).toBe(true);
+    expect(waited).toEqual(state.values);
+    expect(await onC.runs.join(thread.thread_id, run.run_id)).toEqual(state.values);
   });
 });
