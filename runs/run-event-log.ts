@@ -4,7 +4,7 @@
  *
  * The process running a run writes its events to `run_events` in small batches
  * ({@link RunEventWriter}) and announces each batch with a NOTIFY carrying only the run id and
- * the last event's number; a follower in any process ({@link RunEventLog.follow}) listens, and
+ * the last event's number, sent by the statement that writes it (heard as it commits); a follower in any process ({@link RunEventLog.follow}) listens, and
  * on each announcement reads the rows after the last one it sent. A timer reads too, so a lost
  * announcement (the listening connection broke) delays events by at most
  * {@link FOLLOW_POLL_MS}. The log ends with a marker row written when the run is over; a run
@@ -206,7 +206,7 @@ export class RunEventLog {
 
 /**
  * The events of one run, written to the log as they come: batched for {@link FLUSH_AFTER_MS},
- * in order, each batch announced once written. A batch that fails is kept and written again.
+ * in order, each batch announced as it is written. A batch that fails is kept and written again.
  */
 export class RunEventWriter {
   #pending: StoredRunEvent[] = [];
@@ -282,10 +282,13 @@ export class RunEventWriter {
     const batch = this.#pending;
     if (batch.length === 0) return;
     this.#pending = [];
-    const { events, notifications, warn } = this.options;
+    const { events, warn } = this.options;
     const last = batch.at(-1)?.seq ?? 0;
     try {
-      await events.append(this.runId, this.threadId, batch);
+      await events.append(this.runId, this.threadId, batch, {
+        channel: RUN_EVENTS_CHANNEL,
+        payload: `${this.runId}:${last}`,
+      });
     } catch (error) {
       this.#pending = [...batch, ...this.#pending];
       if (!this.#failed) {
@@ -297,16 +300,15 @@ export class RunEventWriter {
     }
     this.#failed = false;
     const max = this.options.maxEventsPerRun ?? 20_000;
-    try {
-      await notifications.notify(RUN_EVENTS_CHANNEL, `${this.runId}:${last}`);
-      // Past its bound, the run's oldest events go, a batch's worth at a time.
-      if (last - max >= this.#trimmedThrough + FLUSH_AT_EVENTS) {
+    // Past its bound, the run's oldest events go, a batch's worth at a time.
+    if (last - max >= this.#trimmedThrough + FLUSH_AT_EVENTS) {
+      try {
         await events.trim(this.runId, last - max);
         this.#trimmedThrough = last - max;
+      } catch (error) {
+        // The bound is kept at the next batch.
+        warn(`trimming the events of run ${this.runId} failed: ${messageOf(error)}`);
       }
-    } catch (error) {
-      // Followers read on their timer anyway; the bound is kept at the next batch.
-      warn(`announcing the events of run ${this.runId} failed: ${messageOf(error)}`);
     }
   }
 }

@@ -9,7 +9,7 @@
  * their thread, and pruned once their run has been over for a while.
  */
 
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { hasNul } from "./portable-text.js";
 import type { DatabaseSchema } from "./schema.js";
 
@@ -34,12 +34,18 @@ export class RunEventRepository {
 
   /**
    * Appends `events` to the log of `runId`. A `seq` already written is left as it is (a retried
-   * batch writes nothing twice).
+   * batch writes nothing twice). With `announce` (PostgreSQL only), the same statement sends
+   * that notification.
    */
-  async append(runId: string, threadId: string, events: readonly StoredRunEvent[]): Promise<void> {
+  async append(
+    runId: string,
+    threadId: string,
+    events: readonly StoredRunEvent[],
+    announce?: { channel: string; payload: string },
+  ): Promise<void> {
     if (events.length === 0) return;
     const createdAt = new Date().toISOString();
-    await this.#db
+    const insert = this.#db
       .insertInto("run_events")
       .values(
         events.map((event) => ({
@@ -51,7 +57,16 @@ export class RunEventRepository {
           created_at: createdAt,
         })),
       )
-      .onConflict((conflict) => conflict.columns(["run_id", "seq"]).doNothing())
+      .onConflict((conflict) => conflict.columns(["run_id", "seq"]).doNothing());
+    if (!announce) {
+      await insert.execute();
+      return;
+    }
+    // Written and announced in one statement (PostgreSQL runs a data-modifying WITH whether or
+    // not the query reads it); listeners hear it when it commits, so they find the rows.
+    await this.#db
+      .with("inserted", () => insert)
+      .selectNoFrom(sql<string>`pg_notify(${announce.channel}, ${announce.payload})`.as("sent"))
       .execute();
   }
 

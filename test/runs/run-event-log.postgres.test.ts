@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { type LoggedRunEvent, RunEventLog } from "../../runs/run-event-log.js";
+import { type LoggedRunEvent, RUN_EVENTS_CHANNEL, RunEventLog } from "../../runs/run-event-log.js";
 import { type Database, openPostgresDatabase } from "../../store/database.js";
 import { MISSED_NOTIFICATIONS } from "../../store/pg-notifications.js";
 import { RunEventRepository } from "../../store/run-events.js";
@@ -50,13 +50,17 @@ describe("the run event log on PostgreSQL", { timeout: 60_000 }, () => {
   }
 
   it("hands a follower in another process every event live, in order, then the end", async () => {
-    const { writeLog, readLog, startRun } = await twoProcesses();
+    const { writeLog, readLog, startRun, reader } = await twoProcesses();
     await startRun("r1");
+    const heard: string[] = [];
+    await reader.notifications?.listen(RUN_EVENTS_CHANNEL, (payload) => heard.push(payload));
     const { seen, sink } = follower();
     const follow = await readLog.follow("r1", -1, sink, async () => false);
     const writer = writeLog.writer("r1", "t1");
     writer.push(0, "metadata", { run_id: "r1" });
     await until(() => seen.length === 1);
+    // Each batch is announced: its run and last event.
+    await until(() => heard.includes("r1:0"));
     for (let id = 1; id < 450; id += 1) writer.push(id, "values", { n: id, text: 'é\n"x"' });
     await writer.end();
     expect(await follow.done).toBe("end");
