@@ -3,9 +3,11 @@
  * stream, join or replay any run, whichever process runs it (no sticky sessions).
  *
  * The process running a run writes its events to `run_events` in small batches
- * ({@link RunEventWriter}) and announces each batch with a NOTIFY carrying only the run id and
- * the last event's number, sent by the statement that writes it (heard as it commits); a follower in any process ({@link RunEventLog.follow}) listens, and
- * on each announcement reads the rows after the last one it sent. A timer reads too, so a lost
+ * ({@link RunEventWriter}) and announces each batch with a NOTIFY sent by the statement that
+ * writes it (heard as it commits): the run id and the last event's number, and the batch itself
+ * when it fits in a notification ({@link announcement}). A follower in any process
+ * ({@link RunEventLog.follow}) listens; on each announcement it hands on the batch it carries,
+ * or reads the rows after the last one it sent. A timer reads too, so a lost
  * announcement (the listening connection broke) delays events by at most
  * {@link FOLLOW_POLL_MS}. The log ends with a marker row written when the run is over; a run
  * whose process died before writing it ends for its followers once its record says it is over
@@ -33,6 +35,8 @@ export const RUN_EVENTS_CHANNEL = "subagent_graph_run_events";
 const FLUSH_AFTER_MS = 10;
 /** A batch this large is written at once. */
 const FLUSH_AT_EVENTS = 200;
+/** Most bytes of an announcement that carries its batch (PostgreSQL refuses 8000 or more). */
+const MAX_ANNOUNCEMENT_BYTES = 7900;
 /** Rows a follower reads per query. */
 const READ_PAGE = 500;
 /** A follower reads at least this often, announcement or not. */
@@ -140,6 +144,31 @@ export class RunEventLog {
       stop();
       settle(end);
     };
+    /** Hands on one event; true once it was the run's end marker (the follow is then over). */
+    const deliver = (seq: number, event: string, data: unknown): boolean => {
+      if (event === RUN_END_EVENT) {
+        ending = endingOf(data);
+        finish("end");
+        return true;
+      }
+      last = seq;
+      lastEventAt = Date.now();
+      sink({ id: seq, event, data });
+      return false;
+    };
+    /**
+     * Hands on the events an announcement carried that come after the last one sent; false
+     * when they do not follow on from it (a batch was missed), so the log must be read.
+     */
+    const deliverCarried = (carried: CarriedEvent[]): boolean => {
+      for (const [seq, event, data] of carried) {
+        if (stopped) return true;
+        if (seq <= last) continue;
+        if (seq !== last + 1) return false;
+        if (deliver(seq, event, data)) return true;
+      }
+      return true;
+    };
     const read = async () => {
       if (stopped) return;
       if (reading) {
@@ -153,13 +182,7 @@ export class RunEventLog {
           const rows = await events.after(runId, last, READ_PAGE);
           for (const row of rows) {
             if (stopped) return;
-            if (row.event === RUN_END_EVENT) {
-              ending = endingOf(row.data);
-              return finish("end");
-            }
-            last = row.seq;
-            lastEventAt = Date.now();
-            sink({ id: row.seq, event: row.event, data: JSON.parse(row.data) });
+            if (deliver(row.seq, row.event, JSON.parse(row.data))) return;
           }
           if (rows.length < READ_PAGE && !readAgain) break;
         }
@@ -178,7 +201,12 @@ export class RunEventLog {
     };
     const prefix = `${runId}:`;
     const unlisten = await notifications.listen(RUN_EVENTS_CHANNEL, (payload) => {
-      if (payload === MISSED_NOTIFICATIONS || payload.startsWith(prefix)) void read();
+      if (payload === MISSED_NOTIFICATIONS) return void read();
+      if (!payload.startsWith(prefix)) return;
+      // A read under way reads these rows too (it reads again); else the batch it carries
+      // saves a read.
+      const carried = reading ? undefined : carriedEvents(payload, prefix.length);
+      if (!carried || !deliverCarried(carried)) void read();
     });
     const timer = setInterval(() => void read(), FOLLOW_POLL_MS);
     timer.unref();
@@ -287,7 +315,7 @@ export class RunEventWriter {
     try {
       await events.append(this.runId, this.threadId, batch, {
         channel: RUN_EVENTS_CHANNEL,
-        payload: `${this.runId}:${last}`,
+        payload: announcement(this.runId, batch),
       });
     } catch (error) {
       this.#pending = [...batch, ...this.#pending];
@@ -318,11 +346,52 @@ function delay(ms: number): Promise<void> {
 }
 
 /** The ending an end marker's data holds; none for a marker without one (or an older one). */
-function endingOf(data: string): RunEnding | undefined {
-  const parsed: unknown = JSON.parse(data);
-  return typeof parsed === "object" && parsed !== null && "values" in parsed
-    ? (parsed as RunEnding)
+function endingOf(data: unknown): RunEnding | undefined {
+  return typeof data === "object" && data !== null && "values" in data
+    ? (data as RunEnding)
     : undefined;
+}
+
+/** An event as an announcement carries it: its number, name and data. */
+type CarriedEvent = [seq: number, event: string, data: unknown];
+
+/**
+ * A batch's announcement: `<run id>:<last event's number>`, then `:` and the batch as a JSON
+ * array of {@link CarriedEvent}s when that stays under {@link MAX_ANNOUNCEMENT_BYTES} (the
+ * events' data is JSON already, and goes in as it is).
+ */
+export function announcement(runId: string, batch: readonly StoredRunEvent[]): string {
+  const head = `${runId}:${batch.at(-1)?.seq ?? 0}`;
+  // Characters never outnumber bytes: a batch this long cannot fit.
+  let length = head.length;
+  for (const event of batch) length += event.data.length + event.event.length;
+  if (length >= MAX_ANNOUNCEMENT_BYTES) return head;
+  const carried = batch.map(
+    (event) => `[${event.seq},${JSON.stringify(event.event)},${event.data}]`,
+  );
+  const full = `${head}:[${carried.join(",")}]`;
+  return Buffer.byteLength(full) < MAX_ANNOUNCEMENT_BYTES ? full : head;
+}
+
+/** The events an announcement carries (after `from`, its run id's end), if it carries any. */
+function carriedEvents(payload: string, from: number): CarriedEvent[] | undefined {
+  const start = payload.indexOf(":", from);
+  if (start < 0) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(payload.slice(start + 1));
+    return Array.isArray(parsed) && parsed.every(isCarriedEvent) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isCarriedEvent(value: unknown): value is CarriedEvent {
+  return (
+    Array.isArray(value) &&
+    value.length === 3 &&
+    Number.isInteger(value[0]) &&
+    typeof value[1] === "string"
+  );
 }
 
 function messageOf(error: unknown): string {

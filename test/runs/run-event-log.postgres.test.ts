@@ -1,9 +1,14 @@
 import { sql } from "kysely";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { type LoggedRunEvent, RUN_EVENTS_CHANNEL, RunEventLog } from "../../runs/run-event-log.js";
+import {
+  announcement,
+  type LoggedRunEvent,
+  RUN_EVENTS_CHANNEL,
+  RunEventLog,
+} from "../../runs/run-event-log.js";
 import { type Database, openPostgresDatabase } from "../../store/database.js";
 import { MISSED_NOTIFICATIONS } from "../../store/pg-notifications.js";
-import { RunEventRepository } from "../../store/run-events.js";
+import { RunEventRepository, type StoredRunEvent } from "../../store/run-events.js";
 import { RunRepository } from "../../store/runs.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
 import { until } from "../support/until.js";
@@ -59,8 +64,8 @@ describe("the run event log on PostgreSQL", { timeout: 60_000 }, () => {
     const writer = writeLog.writer("r1", "t1");
     writer.push(0, "metadata", { run_id: "r1" });
     await until(() => seen.length === 1);
-    // Each batch is announced: its run and last event.
-    await until(() => heard.includes("r1:0"));
+    // Each batch is announced: its run and last event, and the batch when it fits.
+    await until(() => heard.includes('r1:0:[[0,"metadata",{"run_id":"r1"}]]'));
     for (let id = 1; id < 450; id += 1) writer.push(id, "values", { n: id, text: 'é\n"x"' });
     await writer.end();
     expect(await follow.done).toBe("end");
@@ -99,6 +104,53 @@ describe("the run event log on PostgreSQL", { timeout: 60_000 }, () => {
     const { seen, sink } = follower();
     await (await readLog.follow("r1", -1, sink, async () => true)).done;
     expect(seen.map((event) => event.event)).toEqual(["metadata"]);
+  });
+
+  it("hands on the batches their announcements carry, without reading the log", async () => {
+    const { writeLog, reader, startRun } = await twoProcesses();
+    await startRun("r1");
+    // A follower that finds nothing in the log: whatever it gets came in announcements.
+    class UnreadableEvents extends RunEventRepository {
+      override async after(): Promise<StoredRunEvent[]> {
+        return [];
+      }
+    }
+    const readLog = new RunEventLog({
+      events: new UnreadableEvents(reader.db),
+      notifications: reader.notifications ?? fail("no notifications on PostgreSQL"),
+      warn: () => undefined,
+    });
+    const { seen, sink } = follower();
+    const follow = await readLog.follow("r1", -1, sink, async () => false);
+    const writer = writeLog.writer("r1", "t1");
+    writer.push(0, "metadata", { run_id: "r1" });
+    await until(() => seen.length === 1);
+    writer.push(1, "values", { text: 'é\n"x"\u0000' });
+    writer.push(2, "custom", [1, null]);
+    const values = { messages: [{ type: "ai", content: "done" }] };
+    await writer.end({ values });
+    expect(await follow.done).toBe("end");
+    expect(seen).toEqual([
+      { id: 0, event: "metadata", data: { run_id: "r1" } },
+      { id: 1, event: "values", data: { text: 'é\n"x"\u0000' } },
+      { id: 2, event: "custom", data: [1, null] },
+    ]);
+    expect(follow.ending()).toEqual({ values });
+  });
+
+  it("announces a batch too large for a notification by its last event's number only", () => {
+    const event = (seq: number, data: unknown) => ({
+      seq,
+      event: "values",
+      data: JSON.stringify(data),
+    });
+    expect(announcement("r1", [event(4, { a: "é" }), event(5, null)])).toBe(
+      'r1:5:[[4,"values",{"a":"é"}],[5,"values",null]]',
+    );
+    // PostgreSQL takes payloads under 8000 bytes: counted in bytes, not characters.
+    expect(announcement("r1", [event(6, "é".repeat(3000))])).toMatch(/^r1:6:/);
+    expect(announcement("r1", [event(6, "é".repeat(4000))])).toBe("r1:6");
+    expect(announcement("r1", [event(7, "x".repeat(9000))])).toBe("r1:7");
   });
 
   it("keeps a run's newest events within its bound", async () => {
