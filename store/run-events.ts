@@ -9,7 +9,8 @@
  * their thread, and pruned once their run has been over for a while.
  */
 
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
+import { type Announcement, insertAnnounced } from "./announced-insert.js";
 import { hasNul } from "./portable-text.js";
 import type { DatabaseSchema } from "./schema.js";
 
@@ -41,7 +42,7 @@ export class RunEventRepository {
     runId: string,
     threadId: string,
     events: readonly StoredRunEvent[],
-    announce?: { channel: string; payload: string },
+    announce?: Announcement,
   ): Promise<void> {
     if (events.length === 0) return;
     const createdAt = new Date().toISOString();
@@ -58,16 +59,7 @@ export class RunEventRepository {
         })),
       )
       .onConflict((conflict) => conflict.columns(["run_id", "seq"]).doNothing());
-    if (!announce) {
-      await insert.execute();
-      return;
-    }
-    // Written and announced in one statement (PostgreSQL runs a data-modifying WITH whether or
-    // not the query reads it); listeners hear it when it commits, so they find the rows.
-    await this.#db
-      .with("inserted", () => insert)
-      .selectNoFrom(sql<string>`pg_notify(${announce.channel}, ${announce.payload})`.as("sent"))
-      .execute();
+    await insertAnnounced(this.#db, insert, announce);
   }
 
   /** Up to `limit` events of `runId` after `afterSeq` (-1: from the first), in order. */

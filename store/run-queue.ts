@@ -13,6 +13,7 @@
 
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { ProcessIdentity } from "../util/process-identity.js";
+import { insertAnnounced } from "./announced-insert.js";
 import { newRunColumns, type RunRow, runnerColumns } from "./runs.js";
 import type { DatabaseSchema } from "./schema.js";
 
@@ -189,27 +190,22 @@ export class RunQueue {
           };
         }
       }
-      const insert = trx
-        .insertInto("runs")
-        .values({
-          ...newRunColumns(run),
-          status: "pending",
-          created_at: DATABASE_NOW,
-          updated_at: DATABASE_NOW,
-          ...runnerColumns(undefined),
-          attempt: 0,
-          request: JSON.stringify(request),
-        })
-        .returning("run_id");
-      if (this.#wakeChannel === undefined) await insert.execute();
-      else {
-        // Written and announced in one statement; the workers hear it when this commits.
-        await trx
-          .with("inserted", () => insert)
-          .selectFrom("inserted")
-          .select(sql<string>`pg_notify(${this.#wakeChannel}, '')`.as("woken"))
-          .execute();
-      }
+      const insert = trx.insertInto("runs").values({
+        ...newRunColumns(run),
+        status: "pending",
+        created_at: DATABASE_NOW,
+        updated_at: DATABASE_NOW,
+        ...runnerColumns(undefined),
+        attempt: 0,
+        request: JSON.stringify(request),
+      });
+      // Written and announced in one statement; the workers hear it when this commits.
+      const wake = this.#wakeChannel;
+      await insertAnnounced(
+        trx,
+        insert,
+        wake === undefined ? undefined : { channel: wake, payload: "" },
+      );
       return "queued";
     });
   }
