@@ -68,9 +68,10 @@ export function runRoutes(
       if (parsed.input === undefined) throw nothingToRun(thread.external, undefined);
       threadId = newThreadId(uid, thread.external);
       await runtime.threads.create(uid, { threadId, ifExists: "do_nothing" });
-    } else if (parsed.input === undefined) {
+    } else if (parsed.input === undefined || parsed.checkpointId) {
       // Checked here as well as by the runtime, which refuses only after it has recorded the run:
-      // a refused request writes nothing.
+      // a refused request writes nothing. A queued run (fleet) would find an unknown checkpoint
+      // only once a worker ran it, as a failed run on a thread left in error.
       const state = await runtime.threads
         .state(uid, threadId, parsed.checkpointId ? { checkpointId: parsed.checkpointId } : {})
         .catch((error: unknown) => {
@@ -79,7 +80,7 @@ export function runRoutes(
           }
           throw error;
         });
-      if (!state || state.next.length === 0)
+      if (parsed.input === undefined && (!state || state.next.length === 0))
         throw nothingToRun(thread.external, parsed.checkpointId);
     }
     if (runtime.fleet) {

@@ -86,6 +86,14 @@ describe("multitask strategies in a fleet", { timeout: 180_000 }, () => {
     expect(runs.map((run) => run.run_id)).not.toContain(rolledBack.run_id);
     expect(runs).toHaveLength(5);
 
+    // An unknown checkpoint is refused by the API process before anything is queued, as on one
+    // process: a run a worker found it could not start would leave the thread in error.
+    await expect(
+      api.runs.create(thread.thread_id, bossId, { input: human("lost"), checkpointId: "nope" }),
+    ).rejects.toMatchObject({ status: 404 });
+    expect(await api.runs.list(thread.thread_id, { limit: 20 })).toHaveLength(5);
+    expect((await api.threads.get(thread.thread_id)).status).toBe("idle");
+
     // rollback of a thread's first run: nothing older to branch from, so the thread starts
     // empty again (the stopped run's checkpoints are deleted, as the SDK's rollback does).
     const fresh = await api.threads.create();
