@@ -79,9 +79,23 @@ export interface RunApiDeps {
 export function createRunApi(deps: RunApiDeps): RunApi {
   const { ensureOpen, lifecycle, running, runRows, abandoned, checkThread, metrics, queue } = deps;
 
-  /** `lifecycle.prepare`, counted: every prepared run is released, which counts its end. */
+  /**
+   * `lifecycle.prepare`, counted: every prepared run is released, which counts its end. A
+   * queued run refused at its start (its agent deleted since it was queued, nothing left to
+   * run) is a run that ended `error` (its record says so), so it counts as one.
+   */
   async function prepare(request: RunRequest) {
-    const prepared = await lifecycle.prepare(request);
+    let prepared: Awaited<ReturnType<RunLifecycle["prepare"]>>;
+    try {
+      prepared = await lifecycle.prepare(request);
+    } catch (error) {
+      // The worker ends such a run `error` (see `server/runs/run-registry.ts`).
+      if (request.claimed) {
+        metrics.started();
+        metrics.finished("error");
+      }
+      throw error;
+    }
     metrics.started();
     return prepared;
   }

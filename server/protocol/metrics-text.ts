@@ -45,7 +45,7 @@ export function prometheusText(
     {
       name: "subagent_graph_runs_started_total",
       type: "counter",
-      help: "Runs this process started (thread claimed, lease taken).",
+      help: "Runs this process started (thread claimed, lease taken); a queued run refused at its start counts, and ends in error.",
       samples: [{ value: metrics.runs.started }],
     },
     {

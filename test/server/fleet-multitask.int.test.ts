@@ -21,7 +21,7 @@ describe("multitask strategies in a fleet", { timeout: 180_000 }, () => {
     fleet = await startTestFleet(inject("postgresUrl"), "multitask");
     const { sdk, slowCalls, bossId } = fleet;
     const api = sdk(await fleet.start("api"));
-    await fleet.start("worker");
+    const worker = await fleet.start("worker");
     const thread = await api.threads.create();
     const humans = async () =>
       ((await api.threads.getState(thread.thread_id)).values as unknown as Values).messages
@@ -37,6 +37,12 @@ describe("multitask strategies in a fleet", { timeout: 180_000 }, () => {
       multitaskStrategy: "enqueue",
     });
     expect(queued).toMatchObject({ status: "pending", multitask_strategy: "enqueue" });
+    // Queued with nothing to say: once "two" has run, its turn is complete, so the worker
+    // refuses it at its start and it ends `error`.
+    const empty = await api.runs.create(thread.thread_id, bossId, {
+      multitaskStrategy: "enqueue",
+    });
+    expect(empty.status).toBe("pending");
     // The API process runs nothing itself, yet it sees the thread busy (run on the worker).
     expect((await api.threads.get(thread.thread_id)).status).toBe("busy");
     expect(
@@ -50,8 +56,19 @@ describe("multitask strategies in a fleet", { timeout: 180_000 }, () => {
     await api.runs.join(thread.thread_id, queued.run_id);
     expect((await api.runs.get(thread.thread_id, first.run_id)).status).toBe("success");
     expect((await api.runs.get(thread.thread_id, queued.run_id)).status).toBe("success");
+    await api.runs.join(thread.thread_id, empty.run_id);
+    expect(await api.runs.get(thread.thread_id, empty.run_id)).toMatchObject({
+      status: "error",
+    });
     expect(await humans()).toEqual(["one", "two"]);
-    expect((await api.threads.get(thread.thread_id)).status).toBe("idle");
+    // As LangGraph's threads do, the thread shows how its last run ended.
+    expect((await api.threads.get(thread.thread_id)).status).toBe("error");
+    // The worker's metrics count it among the runs it ended in error, as its queue figures do.
+    const metrics = await (await fetch(`${worker.base()}/metrics`)).text();
+    expect(metrics).toContain("subagent_graph_queue_runs_failed_total 1\n");
+    expect(metrics).toContain('subagent_graph_runs_finished_total{status="error"} 1\n');
+    expect(metrics).toContain("subagent_graph_queue_runs_claimed_total 3\n");
+    expect(metrics).toContain("subagent_graph_runs_started_total 3\n");
 
     // interrupt: the running run stops (its turn is kept, repaired), the new one runs next.
     fleet.childDelayMs = 60_000;
@@ -84,14 +101,14 @@ describe("multitask strategies in a fleet", { timeout: 180_000 }, () => {
     expect(await humans()).toEqual(["one", "two", "three", "four", "six"]);
     const runs = await api.runs.list(thread.thread_id, { limit: 20 });
     expect(runs.map((run) => run.run_id)).not.toContain(rolledBack.run_id);
-    expect(runs).toHaveLength(5);
+    expect(runs).toHaveLength(6);
 
     // An unknown checkpoint is refused by the API process before anything is queued, as on one
     // process: a run a worker found it could not start would leave the thread in error.
     await expect(
       api.runs.create(thread.thread_id, bossId, { input: human("lost"), checkpointId: "nope" }),
     ).rejects.toMatchObject({ status: 404 });
-    expect(await api.runs.list(thread.thread_id, { limit: 20 })).toHaveLength(5);
+    expect(await api.runs.list(thread.thread_id, { limit: 20 })).toHaveLength(6);
     expect((await api.threads.get(thread.thread_id)).status).toBe("idle");
 
     // rollback of a thread's first run: nothing older to branch from, so the thread starts
