@@ -45,11 +45,7 @@ const COMMAND_DOCS: readonly CommandDoc[] = [
     ],
     options: ["data", "port", "host", "no-console", "role", "workers"],
     notes: [
-      "On PostgreSQL (DATABASE_URL) every process of a fleet shares one queue of",
-      "runs: --role api answers requests and queues runs, --role worker claims",
-      "and runs them (serving /ok, /ready and /metrics only), --role all (the",
-      "default) both. SIGTERM drains: no new claims, running runs finish within",
-      "SUBAGENT_DRAIN_MS (default 30000) or go back to the queue.",
+      "On PostgreSQL (DATABASE_URL) every process of a fleet shares one queue of\nruns: --role api answers requests and queues runs, --role worker claims\nand runs them (serving /ok, /ready and /metrics only), --role all (the\ndefault) both. SIGTERM drains: no new claims, running runs finish within\nSUBAGENT_DRAIN_MS (default 30000) or go back to the queue.",
     ],
     examples: ["serve", "serve --port 9000 --no-console", "serve --role worker --workers 20"],
   },

@@ -50,8 +50,14 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
         `fleet on PostgreSQL: role ${options.role}${server.worker ? `, ${options.workers} queued runs at once` : ""}`,
       );
     }
+    const servesApi = options.role !== "worker";
     if (consoleDir) say(io, `web console: ${address}/`);
-    say(io, `API docs: ${address}/openapi.json`);
+    if (servesApi) say(io, `API docs: ${address}/openapi.json`);
+    else
+      say(
+        io,
+        `worker only: ${address} serves /ok, /ready and /metrics; the API is on the fleet's api and all processes`,
+      );
     if (seeded.length > 0) {
       say(
         io,
@@ -60,7 +66,9 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
     }
     if (token) {
       say(io, `token of user "${DEMO_UID}" (shown once, keep it): ${token}`);
-      say(io, `try: curl -H "Authorization: Bearer ${token}" ${address}/api/agent`);
+      if (servesApi) {
+        say(io, `try: curl -H "Authorization: Bearer ${token}" ${address}/api/agent`);
+      }
     } else {
       say(
         io,
@@ -90,8 +98,11 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
         );
         await worker.drain(drainMs);
       }
+      // A drained worker has no runs left here: they ended, or went back to the queue.
       io.stderr.write(
-        `\n${signal}: shutting down (no new requests; running runs are cancelled cleanly)\n`,
+        worker
+          ? `\n${signal}: shutting down (no new requests)\n`
+          : `\n${signal}: shutting down (no new requests; running runs are cancelled cleanly)\n`,
       );
       const closing = running.app.close();
       await running.runs.cancelAll();

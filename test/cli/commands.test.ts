@@ -204,6 +204,8 @@ describe("CLI commands (in-process)", { timeout: 60_000 }, () => {
       expect(chat).not.toContain("--port");
       expect(chat).not.toContain("tokens issue");
       expect(commandHelp("files")).toMatch(/^ {7}subagent-graph files cat <thread> <path>/m);
+      // A note is one paragraph, its lines kept together.
+      expect(commandHelp("serve")).toContain("shares one queue of\nruns: --role api");
     });
 
     it("/help in the interactive chat lists its commands, and the chat goes on", async () => {

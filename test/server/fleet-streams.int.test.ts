@@ -33,6 +33,10 @@ describe("a fleet: queued runs, streams from any process, takeover", { timeout: 
       body: "{}",
     });
     expect(onWorker.status).toBe(404);
+    // Nor does its banner point at an API it does not serve.
+    expect(b.output()).toContain("worker only:");
+    expect(b.output()).not.toContain("/openapi.json");
+    expect(a.output()).toContain(`API docs: ${a.base()}/openapi.json`);
 
     // Queued on A (an API-only process), run by B (the only worker), followed live from C.
     const thread = await onA.threads.create();
