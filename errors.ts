@@ -124,6 +124,11 @@ export const ErrorCode = {
    * at a shutdown, or taken over after this worker stalled); it goes on there.
    */
   RunSuperseded: "RUN_SUPERSEDED",
+  /**
+   * The database did not answer (refused or lost connection, shut down, out of connections):
+   * nothing about the request was wrong, and it may be sent again shortly.
+   */
+  DatabaseUnavailable: "DATABASE_UNAVAILABLE",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

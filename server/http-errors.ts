@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { isDatabaseUnavailable } from "../store/database-unavailable.js";
 
 /** The HTTP status of each error code. */
 const STATUS: Record<ErrorCode, number> = {
@@ -50,6 +51,8 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.EmbeddingDimensionMismatch]: 422,
   [ErrorCode.EmbeddingFailed]: 502,
   [ErrorCode.RunSuperseded]: 409,
+  // The store is down, not the request wrong: the client may send it again.
+  [ErrorCode.DatabaseUnavailable]: 503,
 };
 
 /** The one error shape every endpoint answers with: `code` is always an {@link ErrorCode}. */
@@ -130,6 +133,15 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     // Fastify's and its plugins' own refusals: their status and message, our code (their
     // `FST_…` codes name internals a client cannot branch on across versions).
     return sendError(reply, error.statusCode, ErrorCode.BadRequest, error.message);
+  }
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: error }, "request failed: the database is unavailable");
+    reply.header("retry-after", "1");
+    return sendCode(
+      reply,
+      ErrorCode.DatabaseUnavailable,
+      "the database is unavailable: send the request again shortly (GET /ready says when the store answers again)",
+    );
   }
   request.log.error({ err: error }, "request failed");
   return sendError(reply, 500, ErrorCode.Internal, "internal error: see the server log");

@@ -228,6 +228,13 @@ describe("serve (npm start)", { timeout: 120_000 }, () => {
       const partial = await metrics();
       expect(partial).toContain("subagent_graph_store_up 0\n");
       expect(partial).toContain("subagent_graph_runs_started_total 1\n");
+      // A request that needs the store is answered 503 (try again), not a 500, and says why.
+      const unreachable = await fetch(`${base}/threads/${thread.thread_id}`, { headers });
+      expect(unreachable.status).toBe(503);
+      expect(unreachable.headers.get("retry-after")).toBe("1");
+      expect(((await unreachable.json()) as { error: { code: string } }).error.code).toBe(
+        "DATABASE_UNAVAILABLE",
+      );
 
       await proxy.listen();
       const deadline = Date.now() + 30_000;
