@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { isDatabaseUnavailable } from "../store/database-unavailable.js";
+import { describeValidation } from "./validation-message.js";
 
 /** The HTTP status of each error code. */
 const STATUS: Record<ErrorCode, number> = {
@@ -78,9 +79,9 @@ export function sendError(
 }
 
 /**
- * The server's error handler: our typed errors by code, request validation as 422 naming each
- * field, malformed JSON as 400, oversized bodies as 413; anything else is a 500 whose details go
- * to the log only.
+ * The server's error handler: our typed errors by code, request validation as 422 naming the
+ * first failing field, its value and the fix (`server/validation-message.ts`), malformed JSON as
+ * 400, oversized bodies as 413; anything else is a 500 whose details go to the log only.
  */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (SubagentGraphError.isInstance(error)) {
@@ -89,15 +90,12 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     return sendError(reply, status, error.code, error.message, error.field);
   }
   if (hasZodFastifySchemaValidationErrors(error)) {
-    const details = error.validation
-      .map((issue) => `${issue.instancePath || "/"}: ${issue.message}`)
-      .join("; ");
-    return sendError(
-      reply,
-      422,
-      ErrorCode.Validation,
-      `invalid ${error.validationContext ?? "request"}: ${details}`,
+    const { field, message } = describeValidation(
+      error.validation,
+      error.validationContext,
+      request,
     );
+    return sendError(reply, 422, ErrorCode.Validation, message, field);
   }
   switch (error.code) {
     case "FST_ERR_CTP_INVALID_JSON_BODY":

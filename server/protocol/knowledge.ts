@@ -2,6 +2,7 @@ import { z } from "zod";
 import { SHARE_MODES } from "../../agents/schema.js";
 import { FILE_STATUSES, VECTOR_STATES } from "../../knowledge/schema.js";
 import { errorSchema } from "../schemas.js";
+import { storeId } from "./store-text.js";
 
 /** Wire shapes of `/api/kb` (server/routes/knowledge.ts), validated on the way out. */
 
@@ -67,7 +68,7 @@ export const kbUploadResultSchema = z.union([
 export const kbSearchBodySchema = z.strictObject({
   query: z.string().describe("what to look for; any of its words, best matches first"),
   kb: z
-    .union([z.string(), z.array(z.string())])
+    .union([storeId(), z.array(storeId())])
     .optional()
     .describe("knowledge base name(s) or id(s); default: every one you may see"),
   file: z.string().optional().describe("only files of this name"),

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import { MULTITASK_STRATEGIES, type MultitaskStrategy } from "../../store/run-queue.js";
-import { WIRE_STREAM_MODES, type WireStreamMode } from "./translate.js";
+import { idParam, storeId } from "./store-text.js";
+import { parseStreamModes } from "./stream-modes.js";
+import type { WireStreamMode } from "./translate.js";
 
 /**
  * The body of `POST /threads/:id/runs[/stream|/wait]` (the API's `RunCreate`). Unknown fields
@@ -9,7 +11,7 @@ import { WIRE_STREAM_MODES, type WireStreamMode } from "./translate.js";
  * cannot honour are refused by {@link parseRunCreate} with a 422 naming them.
  */
 export const runCreateSchema = z.looseObject({
-  assistant_id: z.string().min(1).describe("agent id or slug"),
+  assistant_id: idParam().describe("agent id or slug"),
   input: z.unknown().optional(),
   command: z.unknown().optional(),
   config: z.unknown().optional(),
@@ -19,10 +21,14 @@ export const runCreateSchema = z.looseObject({
   stream_subgraphs: z.boolean().optional(),
   stream_resumable: z.boolean().optional(),
   on_disconnect: z.enum(["cancel", "continue"]).optional(),
-  multitask_strategy: z.string().optional(),
+  multitask_strategy: z.enum(MULTITASK_STRATEGIES).optional(),
   if_not_exists: z.enum(["create", "reject"]).optional(),
-  checkpoint: z.unknown().optional(),
-  checkpoint_id: z.string().optional(),
+  checkpoint: z
+    .looseObject({ checkpoint_id: storeId() })
+    .nullable()
+    .optional()
+    .describe("branch from this checkpoint (what useStream sends); checkpoint_id does the same"),
+  checkpoint_id: storeId().optional(),
   interrupt_before: z.unknown().optional(),
   interrupt_after: z.unknown().optional(),
   webhook: z.unknown().optional(),
@@ -83,14 +89,6 @@ export function parseRunCreate(
       throw unsupported(field, "not supported by this server: leave it out");
     }
   }
-  const strategy = body.multitask_strategy ?? "reject";
-  if (!(MULTITASK_STRATEGIES as readonly string[]).includes(strategy)) {
-    throw new SubagentGraphError(
-      ErrorCode.Validation,
-      `multitask_strategy: "${strategy}" is not a strategy: use one of ${MULTITASK_STRATEGIES.join(", ")}`,
-      { field: "multitask_strategy" },
-    );
-  }
   if (
     body.on_completion !== undefined &&
     !["keep", "complete", "continue"].includes(body.on_completion)
@@ -115,27 +113,18 @@ export function parseRunCreate(
     assistantId: body.assistant_id,
     input: body.input === undefined || body.input === null ? undefined : inputText(body.input),
     checkpointId: checkpointIdOf(body),
-    streamModes: streamModes(body.stream_mode, defaultModes),
+    streamModes: parseStreamModes(body.stream_mode, defaultModes),
     subgraphs: body.stream_subgraphs === true,
     cancelOnDisconnect: body.on_disconnect === "cancel",
     createThread: body.if_not_exists === "create",
     metadata: body.metadata ?? {},
-    multitaskStrategy: strategy as MultitaskStrategy,
+    multitaskStrategy: body.multitask_strategy ?? "reject",
   };
 }
 
 /** `checkpoint_id`, or `checkpoint.checkpoint_id` (what `useStream` sends when branching). */
 function checkpointIdOf(body: RunCreateBody): string | undefined {
-  if (body.checkpoint_id) return body.checkpoint_id;
-  const nested = (body.checkpoint as { checkpoint_id?: unknown } | null | undefined)?.checkpoint_id;
-  if (body.checkpoint !== undefined && body.checkpoint !== null && typeof nested !== "string") {
-    throw new SubagentGraphError(
-      ErrorCode.Validation,
-      "checkpoint: send { checkpoint_id } naming a checkpoint from the thread's history",
-      { field: "checkpoint" },
-    );
-  }
-  return typeof nested === "string" ? nested : undefined;
+  return body.checkpoint_id || body.checkpoint?.checkpoint_id || undefined;
 }
 
 function checkConfig(config: unknown): void {
@@ -198,19 +187,4 @@ function contentText(content: unknown): string | undefined {
         : undefined,
   );
   return parts.every((part) => part !== undefined) ? parts.join("") : undefined;
-}
-
-function streamModes(requested: string | string[] | undefined, fallback: WireStreamMode[]) {
-  if (requested === undefined) return fallback;
-  const list = Array.isArray(requested) ? requested : [requested];
-  const known = Object.keys(WIRE_STREAM_MODES);
-  for (const mode of list) {
-    if (!known.includes(mode)) {
-      throw unsupported(
-        "stream_mode",
-        `"${mode}" is not supported: use ${known.map((m) => `"${m}"`).join(", ")}`,
-      );
-    }
-  }
-  return [...new Set(list)] as WireStreamMode[];
 }

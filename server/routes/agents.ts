@@ -3,15 +3,11 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { agentCreateSchema, agentUpdateSchema } from "../../agents/schema.js";
 import type { Runtime } from "../../runtime.js";
+import { documentBodyOnly } from "../protocol/document-body-only.js";
+import { idParam } from "../protocol/store-text.js";
 import { agentSchema, errorResponses } from "../schemas.js";
 
-/**
- * Bodies are documented with the agent schemas but validated by the repository itself, so every
- * entry point (library, CLI, HTTP) gives the same messages and rules.
- */
-const documentOnly = () => (data: unknown) => ({ value: data });
-
-const idParams = z.strictObject({ id: z.string().min(1).describe("agent id (or slug)") });
+const idParams = z.strictObject({ id: idParam().describe("agent id (or slug)") });
 
 /**
  * `/api/agent`: agent management with the Yuxi semantics. Listing shows chat agents unless
@@ -50,7 +46,7 @@ export function agentRoutes(app: FastifyInstance, runtime: Runtime): void {
         body: agentCreateSchema,
         response: { 201: agentSchema, ...errorResponses },
       },
-      validatorCompiler: documentOnly,
+      validatorCompiler: documentBodyOnly,
     },
     async (request, reply) =>
       reply.status(201).send(await runtime.agents.create(request.uid, request.body)),
@@ -79,7 +75,7 @@ export function agentRoutes(app: FastifyInstance, runtime: Runtime): void {
         body: agentUpdateSchema,
         response: { 200: agentSchema, ...errorResponses },
       },
-      validatorCompiler: documentOnly,
+      validatorCompiler: documentBodyOnly,
     },
     async (request) => {
       const agent = await runtime.agents.get(request.uid, request.params.id);

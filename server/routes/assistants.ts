@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { AgentRecord } from "../../agents/schema.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { Runtime } from "../../runtime.js";
+import { idParam } from "../protocol/store-text.js";
 import { assistantSchema, errorResponses } from "../schemas.js";
 
 /** A chat agent as the API's `Assistant` (`assistant_id` = agent id, `graph_id` = its slug). */
@@ -113,7 +114,7 @@ export function assistantRoutes(app: FastifyInstance, runtime: Runtime): void {
       schema: {
         tags: ["assistants"],
         summary: "Get a chat agent by id or slug",
-        params: z.object({ assistant_id: z.string().min(1) }),
+        params: z.object({ assistant_id: idParam() }),
         response: { 200: assistantSchema, ...errorResponses },
       },
     },

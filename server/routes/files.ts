@@ -3,10 +3,11 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { Runtime } from "../../runtime.js";
+import { idParam } from "../protocol/store-text.js";
 import { errorResponses, fileEntrySchema } from "../schemas.js";
 import { newThreadId } from "../thread-scope.js";
 
-const threadParams = z.object({ thread_id: z.string().min(1) });
+const threadParams = z.object({ thread_id: idParam() });
 
 /**
  * A thread's files: multipart uploads into its uploads folder (where its agents and their

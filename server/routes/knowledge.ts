@@ -5,6 +5,7 @@ import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import { kbCreateSchema, kbUpdateSchema } from "../../knowledge/schema.js";
 import type { KbUpload } from "../../knowledge/service.js";
 import type { Runtime } from "../../runtime.js";
+import { documentBodyOnly } from "../protocol/document-body-only.js";
 import {
   kbErrorResponses,
   kbFileSchema,
@@ -14,12 +15,10 @@ import {
   kbUploadResultSchema,
   knowledgeBaseSchema,
 } from "../protocol/knowledge.js";
+import { idParam } from "../protocol/store-text.js";
 
-/** Bodies are documented with the schemas but validated by the runtime (one set of messages). */
-const documentOnly = () => (data: unknown) => ({ value: data });
-
-const kbParams = z.strictObject({ kb: z.string().min(1).describe("knowledge base id or name") });
-const fileParams = z.strictObject({ kb: z.string().min(1), file_id: z.string().min(1) });
+const kbParams = z.strictObject({ kb: idParam().describe("knowledge base id or name") });
+const fileParams = z.strictObject({ kb: idParam(), file_id: idParam() });
 /** Files one upload request may carry. */
 const MAX_FILES_PER_UPLOAD = 100;
 
@@ -60,7 +59,7 @@ export function knowledgeRoutes(
         body: kbCreateSchema,
         response: { 201: knowledgeBaseSchema, ...kbErrorResponses },
       },
-      validatorCompiler: documentOnly,
+      validatorCompiler: documentBodyOnly,
     },
     async (request, reply) =>
       reply.status(201).send(await runtime.kb.create(request.uid, request.body)),
@@ -102,7 +101,7 @@ export function knowledgeRoutes(
         body: kbUpdateSchema,
         response: { 200: knowledgeBaseSchema, ...kbErrorResponses },
       },
-      validatorCompiler: documentOnly,
+      validatorCompiler: documentBodyOnly,
     },
     async (request) => runtime.kb.update(request.uid, request.params.kb, request.body),
   );

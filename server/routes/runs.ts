@@ -11,8 +11,11 @@ import {
   type MultitaskStrategy,
   type NewQueuedRun,
 } from "../../store/run-queue.js";
+import { parseLastEventId } from "../protocol/last-event-id.js";
 import { parseRunCreate, type RunCreateBody, runCreateSchema } from "../protocol/run-create.js";
 import { replyHeaders, sseFrame, startSse } from "../protocol/sse.js";
+import { idParam } from "../protocol/store-text.js";
+import { parseStreamModes } from "../protocol/stream-modes.js";
 import type { WireStreamMode } from "../protocol/translate.js";
 import type { QueueWorker } from "../runs/queue-worker.js";
 import { RemoteRuns } from "../runs/remote-runs.js";
@@ -21,8 +24,8 @@ import { errorResponses, runSchema } from "../schemas.js";
 import { newThreadId, type ThreadRef, unscopeText } from "../thread-scope.js";
 import { chatAgent } from "./assistants.js";
 
-const threadParams = z.object({ thread_id: z.string().min(1) });
-const runParams = threadParams.extend({ run_id: z.string().min(1) });
+const threadParams = z.object({ thread_id: idParam() });
+const runParams = threadParams.extend({ run_id: idParam() });
 const flag = z.enum(["0", "1", "true", "false"]).optional();
 const isSet = (value: string | undefined) => value === "1" || value === "true";
 
@@ -340,15 +343,22 @@ export function runRoutes(
       schema: {
         tags: ["runs"],
         summary:
-          "Join a run's event stream; Last-Event-ID: -1 replays from the start, N resumes after event N",
+          "Join a run's event stream; Last-Event-ID: -1 (or none) replays from the start, N resumes after event N, anything else is a 422",
         params: runParams,
-        querystring: z.looseObject({ cancel_on_disconnect: flag }),
+        querystring: z.looseObject({
+          cancel_on_disconnect: flag,
+          stream_mode: z
+            .union([z.string(), z.array(z.string())])
+            .optional()
+            .describe(
+              "checked as a run's stream_mode is; the stream carries the modes the run was started with",
+            ),
+        }),
       },
     },
     async (request, reply) => {
-      const header = request.headers["last-event-id"];
-      const after =
-        typeof header === "string" && /^-?\d+$/.test(header.trim()) ? Number(header) : -1;
+      const after = parseLastEventId(request.headers["last-event-id"]);
+      parseStreamModes(request.query.stream_mode, []);
       const cancelOnDisconnect = isSet(request.query.cancel_on_disconnect);
       const local = runs.get(request.uid, request.params.thread_id, request.params.run_id);
       if (local) return streamRun(request, reply, local, after, cancelOnDisconnect);

@@ -15,19 +15,20 @@ import {
   TOO_DEEP,
 } from "../protocol/serialize.js";
 import { projectState, STATE_FIELDS, stateSelection } from "../protocol/state-select.js";
+import { idParam, metadataFilterSchema, storeId } from "../protocol/store-text.js";
 import type { RunRegistry } from "../runs/run-registry.js";
 import { childThreadSchema, errorResponses, threadSchema, threadStateSchema } from "../schemas.js";
 import { newThreadId, resolveThread, scopedThreadId } from "../thread-scope.js";
 
-const threadParams = z.object({ thread_id: z.string().min(1) });
+const threadParams = z.object({ thread_id: idParam() });
 const metadataSchema = z.record(z.string(), z.unknown());
 /** A checkpoint named in a body (the SDK's `Checkpoint`): only the root namespace has states. */
 const checkpointRefSchema = z.looseObject({
-  checkpoint_id: z.string().min(1).nullable().optional(),
+  checkpoint_id: storeId().min(1).nullable().optional(),
   checkpoint_ns: z
     .literal("", {
       error:
-        'checkpoint.checkpoint_ns: only the root namespace "" has states here: a subagent\'s checkpoints are on its child thread (GET /threads/:id/subagents/:child_thread_id/history)',
+        'only the root namespace "" has states here: a subagent\'s checkpoints are on its child thread (GET /threads/:id/subagents/:child_thread_id/history)',
     })
     .optional(),
 });
@@ -35,7 +36,7 @@ const checkpointRefSchema = z.looseObject({
 /** The filters of a thread search or count (the SDK's `threads.search` and `threads.count`). */
 const threadQuerySchema = z.looseObject({
   metadata: metadataSchema.optional(),
-  ids: z.array(z.string()).optional(),
+  ids: z.array(storeId()).optional(),
   status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
   values: z
     .record(z.string(), z.unknown())
@@ -199,7 +200,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
             select: z
               .array(
                 z.enum(THREAD_FIELDS, {
-                  error: `select: use some of ${THREAD_FIELDS.join(", ")} (context is not kept)`,
+                  error: `use some of ${THREAD_FIELDS.join(", ")} (context is not kept)`,
                 }),
               )
               .min(1)
@@ -370,7 +371,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
       schema: {
         tags: ["threads"],
         summary: "A thread's state at one checkpoint",
-        params: threadParams.extend({ checkpoint_id: z.string().min(1) }),
+        params: threadParams.extend({ checkpoint_id: idParam() }),
         querystring: stateQuery,
         response: { 200: stateResponse, ...errorResponses },
       },
@@ -396,13 +397,13 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
             limit: z.number().int().min(1).max(1000).optional(),
             before: z
               .union([
-                z.string(),
+                storeId(),
                 z.looseObject({
-                  configurable: z.looseObject({ checkpoint_id: z.string() }),
+                  configurable: z.looseObject({ checkpoint_id: storeId() }),
                 }),
               ])
               .optional(),
-            metadata: metadataSchema
+            metadata: metadataFilterSchema
               .optional()
               .describe("only checkpoints whose metadata has these top-level values"),
             checkpoint: checkpointRefSchema
@@ -482,8 +483,8 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
         params: threadParams,
         body: z.looseObject({
           values: z.record(z.string(), z.unknown()),
-          checkpoint_id: z.string().optional(),
-          checkpoint: z.looseObject({ checkpoint_id: z.string() }).optional(),
+          checkpoint_id: storeId().optional(),
+          checkpoint: z.looseObject({ checkpoint_id: storeId() }).optional(),
           as_node: z.string().optional(),
         }),
         response: {
@@ -519,7 +520,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
       schema: {
         tags: ["threads"],
         summary: "A subagent's child thread's checkpoints, newest first (same rights as its state)",
-        params: threadParams.extend({ child_thread_id: z.string().min(1) }),
+        params: threadParams.extend({ child_thread_id: idParam() }),
         response: { 200: z.array(threadStateSchema), ...errorResponses },
       },
     },
@@ -547,7 +548,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
       schema: {
         tags: ["threads"],
         summary: "A subagent's child thread, if the parent thread is yours and records that child",
-        params: threadParams.extend({ child_thread_id: z.string().min(1) }),
+        params: threadParams.extend({ child_thread_id: idParam() }),
         response: { 200: childThreadSchema, ...errorResponses },
       },
     },
