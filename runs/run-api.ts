@@ -178,9 +178,12 @@ export function createRunApi(deps: RunApiDeps): RunApi {
       // A run of this process stops at once; one elsewhere at its next heartbeat, when its
       // process reads the request from its row.
       // A queued run no worker has claimed yet ends there and then.
+      // The row's request comes first, also for a run of this process: it carries the reason
+      // the run's record ends with.
+      const requested = await runRows.requestCancel(uid, runId);
       return (
         running.cancel(uid, runId) ||
-        (await runRows.requestCancel(uid, runId)) ||
+        requested ||
         ((await queue?.cancelPending(uid, runId)) ?? false)
       );
     },

@@ -171,7 +171,7 @@ export class RunQueue {
           .execute();
         await trx
           .updateTable("runs")
-          .set({ cancel_requested: 1, updated_at: now })
+          .set({ cancel_requested: 1, status_reason: reason, updated_at: now })
           .where("thread_id", "=", run.threadId)
           .where("status", "=", "running")
           .execute();

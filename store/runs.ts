@@ -9,7 +9,7 @@
  * Timestamps are ISO-8601 UTC strings, which compare like the times.
  */
 
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import type { ProcessIdentity } from "../util/process-identity.js";
 import { compareText, hasNul } from "./portable-text.js";
 import { clockOf, type RepositoryOptions } from "./repository-options.js";
@@ -17,6 +17,9 @@ import type { DatabaseSchema, RunsTable } from "./schema.js";
 
 /** A run's row. */
 export type RunRow = Selectable<RunsTable>;
+
+/** The `status_reason` of a run its user cancelled (`POST …/cancel`, `runtime.cancel`). */
+export const CANCEL_REASON = "cancelled by its user";
 
 /** How a run ended (or that it still runs). */
 export type StoredRunStatus = "pending" | "running" | "success" | "error" | "interrupted";
@@ -251,7 +254,12 @@ export class RunRepository {
         .set({
           status,
           updated_at: updatedAt,
-          status_reason: end.reason ?? null,
+          // A run stopped on request ends with the reason its request gave (see requestCancel).
+          status_reason:
+            end.reason ??
+            (status === "interrupted"
+              ? sql<string | null>`case when cancel_requested = 1 then status_reason end`
+              : null),
           ...(end.subagentRuns ? { subagent_runs: JSON.stringify(end.subagentRuns) } : {}),
         })
         .where("run_id", "=", runId);
@@ -346,12 +354,13 @@ export class RunRepository {
 
   /**
    * Asks a running run of `uid` to stop; the process running it sees the flag at its next poll.
+   * `reason` becomes the run's `status_reason` once it has stopped.
    * @returns false when there is no such running run
    */
-  async requestCancel(uid: string, runId: string): Promise<boolean> {
+  async requestCancel(uid: string, runId: string, reason = CANCEL_REASON): Promise<boolean> {
     const result = await this.#db
       .updateTable("runs")
-      .set({ cancel_requested: 1, updated_at: this.#now().toISOString() })
+      .set({ cancel_requested: 1, status_reason: reason, updated_at: this.#now().toISOString() })
       .where("run_id", "=", runId)
       .where("owner_uid", "=", uid)
       .where("status", "=", "running")

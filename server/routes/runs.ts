@@ -303,7 +303,11 @@ export function runRoutes(
       }
       const run = runs.get(request.uid, request.params.thread_id, request.params.run_id);
       if (run) {
-        if (!run.finished) run.controller.abort(new Error(`run ${run.runId} cancelled`));
+        if (!run.finished) {
+          // The request on its row first: the run's record ends with the reason it gives.
+          await runtime.cancel(request.uid, request.params.run_id);
+          run.controller.abort(new Error(`run ${run.runId} cancelled`));
+        }
         if (!isSet(request.query.wait)) return reply.status(202).send();
         await run.done;
         return reply.status(204).send();

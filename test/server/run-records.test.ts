@@ -189,9 +189,11 @@ describe("run records show the children a run made", { timeout: 30_000 }, () => 
     expect(cancelled.status).toBe(204);
     const record = (await call(running, "GET", `/threads/${threadId}/runs/${runId}`)).body as {
       status: string;
+      status_reason: string | null;
       subagent_runs: SubagentRun[];
     };
     expect(record.status).toBe("interrupted");
+    expect(record.status_reason).toBe("cancelled by its user");
     expect(summary(record.subagent_runs)).toEqual([
       ["first", "completed"],
       ["second", "cancelled"],
