@@ -238,10 +238,11 @@ export class RunRegistry {
         // Refused before it ran (its agent deleted since, a thread with nothing to run): the
         // run ends `error`, as it would have had it started at once.
         run.error = errorOf(error);
+        // Its record first: a join that sees the stream's end then reads the run over.
+        await fleet.queue.fail(row.run_id, attempt, fleet.runner, run.error.message);
         run.emit("metadata", { run_id: run.runId, thread_id: row.thread_id, attempt: row.attempt });
         run.emit("error", run.error);
         run.end("error");
-        await fleet.queue.fail(row.run_id, attempt, fleet.runner, run.error.message);
         await run.done;
         return run.status;
       }
