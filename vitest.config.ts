@@ -12,6 +12,11 @@ export default defineConfig({
     // CI machines), but most files here wait on child processes, servers and PostgreSQL rather
     // than the CPU, so two overlap well.
     maxWorkers: 2,
+    // Test files share their worker's modules instead of importing LangChain, LangGraph and the
+    // runtime afresh each (measured here, whole suite: 207 s of imports isolated, 18 s shared;
+    // test/runtime alone 95 s → 71 s). Nothing here mocks modules, and each file opens its own
+    // runtime, data folder and database, so sharing the module graph is safe.
+    isolate: false,
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
