@@ -82,16 +82,28 @@ export function runRunStoreSuite(name: string, openDatabase: () => Promise<Datab
       expect(await runs.requestCancel("alice", "r1")).toBe(true);
       expect(await runs.cancelRequested("r1")).toBe(true);
 
+      // Stopped as asked, the run says why; a run that ended otherwise keeps no such reason.
       await runs.end("r1", "t1", "interrupted");
       expect(await runs.get("alice", "r1")).toMatchObject({
         status: "interrupted",
         thread_id: "t1",
-        status_reason: null,
+        status_reason: "cancelled by its user",
         subagent_runs: "[]",
       });
       expect(await runs.get("bob", "r1")).toBeUndefined();
       // A finished run cannot be cancelled any more.
       expect(await runs.requestCancel("alice", "r1")).toBe(false);
+
+      await runs.start({ runId: "r2", threadId: "t2", uid: "alice", agentId: "a1" });
+      expect(await runs.requestCancel("alice", "r2", "stopped for run r3")).toBe(true);
+      await runs.end("r2", "t2", "success");
+      expect(await runs.get("alice", "r2")).toMatchObject({
+        status: "success",
+        status_reason: null,
+      });
+      await runs.start({ runId: "r4", threadId: "t4", uid: "alice", agentId: "a1" });
+      await runs.end("r4", "t4", "interrupted");
+      expect(await runs.get("alice", "r4")).toMatchObject({ status_reason: null });
     });
 
     it("names the process running a run, and keeps the records a run made with its end", async () => {
