@@ -108,7 +108,8 @@ describe("Studio with no configuration (langgraphjs dev on langgraph.json, drive
 
   afterAll(async () => {
     await server?.stop();
-    if (project) await rm(project, { recursive: true, force: true });
+    // Retried: a file the dev server wrote as it stopped can land while the folder is emptied.
+    if (project) await rm(project, { recursive: true, force: true, maxRetries: 10 });
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 

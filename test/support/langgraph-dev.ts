@@ -91,10 +91,10 @@ export async function spawnDevServer(options: {
         exited.then(() => true),
         new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
       ]);
-      if (!stopped) {
-        signal("SIGKILL");
-        await exited;
-      }
+      // The CLI's own children may outlive it for a moment, still writing .langgraph_api: the
+      // group goes too, so a caller can remove the project folder.
+      signal("SIGKILL");
+      if (!stopped) await exited;
     },
   };
 }
