@@ -175,11 +175,10 @@ export function createRunApi(deps: RunApiDeps): RunApi {
 
     async cancel(uid, runId) {
       ensureOpen();
-      // A run of this process stops at once; one elsewhere at its next heartbeat, when its
-      // process reads the request from its row.
-      // A queued run no worker has claimed yet ends there and then.
-      // The row's request comes first, also for a run of this process: it carries the reason
-      // the run's record ends with.
+      // The request goes on the run's row first, whichever process runs it: it carries the
+      // reason the run's record ends with. A run of this process then stops at once; one
+      // elsewhere at its next heartbeat, when its process reads the row. A queued run no worker
+      // has claimed yet ends there and then.
       const requested = await runRows.requestCancel(uid, runId);
       return (
         running.cancel(uid, runId) ||

@@ -3,6 +3,8 @@
  * wrong: the HTTP layer answers those 503 instead of 500 (see `server/http-errors.ts`).
  */
 
+import { errnoOf } from "../util/errno.js";
+
 /** Socket errors of a connection that could not be made or was lost. */
 const NETWORK_CODES = new Set([
   "ECONNREFUSED",
@@ -40,8 +42,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   let current = error;
   for (let depth = 0; depth <= MAX_CAUSES && current instanceof Error; depth += 1) {
     const { message } = current;
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code)))
+    const code = errnoOf(current);
+    if (code !== undefined && (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code)))
       return true;
     if (DRIVER_MESSAGES.some((pattern) => pattern.test(message))) return true;
     current = current.cause;

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_JSON_DEPTH } from "../../server/json-body.js";
 import { TOO_DEEP } from "../../server/protocol/serialize.js";
 import { expectError, type HttpServer, startHttpServer } from "../support/http-server.js";
-import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
+import { addOfflineBoss } from "../support/runtime-fixture.js";
 
 /**
  * Input that used to crash a route or be ignored (issue 16, items 4, 6 and 8), sent as a client
@@ -27,11 +27,7 @@ describe("bad input over HTTP", () => {
   beforeEach(async () => {
     http = await startHttpServer({ users: ["demo"] });
     demo = http.tokenOf("demo");
-    await http.fixture.runtime.agents.create("demo", subagentPayload("researcher", "offline"));
-    await http.fixture.runtime.agents.create("demo", {
-      ...mainAgentPayload("boss", "offline", ["researcher"]),
-      is_default: true,
-    });
+    await addOfflineBoss(http.fixture.runtime, "demo");
   });
   afterEach(async () => {
     await http.stop();

@@ -1,7 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, type HttpServer, startHttpServer } from "../support/http-server.js";
-import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
+import { addOfflineBoss } from "../support/runtime-fixture.js";
 
 /**
  * What joining a run's stream (`GET /threads/:id/runs/:run_id/stream`) accepts: a
@@ -35,11 +35,7 @@ describe("joining a run's stream", () => {
   beforeAll(async () => {
     http = await startHttpServer({ users: ["demo"] });
     token = http.tokenOf("demo");
-    await http.fixture.runtime.agents.create("demo", subagentPayload("researcher", "offline"));
-    await http.fixture.runtime.agents.create("demo", {
-      ...mainAgentPayload("boss", "offline", ["researcher"]),
-      is_default: true,
-    });
+    await addOfflineBoss(http.fixture.runtime, "demo");
     // Streamed with two modes, so the run logs a good many events (its own and its subagent's).
     const run = await http.call("POST", "/threads/t1/runs/stream", {
       token,

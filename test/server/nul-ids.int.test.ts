@@ -6,7 +6,7 @@ import {
   type HttpServer,
   startHttpServer,
 } from "../support/http-server.js";
-import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
+import { addOfflineBoss } from "../support/runtime-fixture.js";
 
 /**
  * Ids with a NUL (U+0000), on SQLite and on PostgreSQL. PostgreSQL's text cannot hold one, and a
@@ -108,12 +108,7 @@ describe.each(["sqlite", "postgres"] as const)(
     beforeAll(async () => {
       http = await startHttpServer({ users: ["demo"], runtime: { saver } });
       token = http.tokenOf("demo");
-      const { agents } = http.fixture.runtime;
-      await agents.create("demo", subagentPayload("researcher", "offline"));
-      await agents.create("demo", {
-        ...mainAgentPayload("boss", "offline", ["researcher"]),
-        is_default: true,
-      });
+      await addOfflineBoss(http.fixture.runtime, "demo");
       const run = await http.call("POST", "/threads/t1/runs/wait", {
         token,
         body: { assistant_id: "boss", input: human("Compare tides"), if_not_exists: "create" },

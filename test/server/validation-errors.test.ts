@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, type HttpServer, startHttpServer } from "../support/http-server.js";
-import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
+import { addOfflineBoss } from "../support/runtime-fixture.js";
 
 /**
  * What a request refused by its route's schema is told: `field` (the first failing place, dotted
@@ -18,11 +18,7 @@ describe("schema refusals over HTTP", () => {
   beforeAll(async () => {
     http = await startHttpServer({ users: ["demo"] });
     token = http.tokenOf("demo");
-    await http.fixture.runtime.agents.create("demo", subagentPayload("researcher", "offline"));
-    await http.fixture.runtime.agents.create("demo", {
-      ...mainAgentPayload("boss", "offline", ["researcher"]),
-      is_default: true,
-    });
+    await addOfflineBoss(http.fixture.runtime, "demo");
     const run = await http.call("POST", "/threads/ghost/runs/wait", {
       token,
       body: { assistant_id: "boss", input: human("Compare tides"), if_not_exists: "create" },

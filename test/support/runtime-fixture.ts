@@ -127,3 +127,15 @@ export function mainAgentPayload(
     },
   };
 }
+
+/**
+ * Gives `uid` the offline pair most HTTP tests run: a `researcher` subagent and `boss`, the
+ * default main agent allowed to call it.
+ */
+export async function addOfflineBoss(runtime: Runtime, uid: string): Promise<void> {
+  await runtime.agents.create(uid, subagentPayload("researcher", "offline"));
+  await runtime.agents.create(uid, {
+    ...mainAgentPayload("boss", "offline", ["researcher"]),
+    is_default: true,
+  });
+}
