@@ -3,19 +3,21 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { HumanMessage, SystemMessage } from "@langchain/core/messages";
-import type { StructuredTool, StructuredToolInterface } from "@langchain/core/tools";
+import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { type StructuredTool, type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { createDeepAgent } from "deepagents";
 import { createAgent } from "langchain";
+import { z } from "zod";
 import type { ProcessSettings } from "../../agents/limits.js";
 import { ForkSafePostgresSaver } from "../../checkpoints/postgres-saver.js";
 import { DeltaHistorySqliteSaver } from "../../checkpoints/sqlite-saver.js";
 import type { RunResult } from "../../runs/events.js";
 import { createRuntime, type Runtime } from "../../runtime.js";
 import { mainAgentPayload, subagentPayload } from "../../test/support/runtime-fixture.js";
+import { messageText } from "../../util/message-text.js";
 import { freshPostgresDatabase } from "./postgres.js";
 import { CHILD_NAME, CHILD_PROMPT, MAIN_PROMPT } from "./scripts.js";
 
@@ -195,6 +197,42 @@ export function floor(mainModel: BaseChatModel, child: (description: string) => 
     );
     await mainModel.invoke([system, human, first]);
   };
+}
+
+/**
+ * The least any orchestrator built on LangGraph pays for the same fan-out: one `createAgent`
+ * main agent (no middleware) whose only tool, `task`, invokes the bare child on a fresh thread of
+ * the same saver, checkpointed step by step (`durability: "sync"`, as ours runs). No run
+ * records, guards, limits or child records: the reference that tells how much of the distance
+ * to the floor is LangGraph's own (a graph step and a checkpoint per model or tool step).
+ */
+export function langGraphMinimum(
+  mainModel: BaseChatModel,
+  child: (description: string) => Promise<{ messages: BaseMessage[] }>,
+  saver: BaseCheckpointSaver,
+) {
+  const task = tool(
+    async ({ description }) => {
+      const { messages } = await child(description);
+      return messageText(messages.at(-1) ?? new HumanMessage(""));
+    },
+    {
+      name: "task",
+      description: CHILD_DESCRIPTION,
+      schema: z.object({ description: z.string(), subagent_type: z.string() }),
+    },
+  );
+  const agent = createAgent({
+    model: mainModel,
+    tools: [task],
+    systemPrompt: MAIN_PROMPT,
+    checkpointer: saver,
+  });
+  return (input: string) =>
+    agent.invoke(
+      { messages: [new HumanMessage(input)] },
+      { configurable: { thread_id: `minimum-${randomUUID()}` }, durability: "sync" },
+    );
 }
 
 /** A Deep Agents subagent spec, as the bench builds them. */
