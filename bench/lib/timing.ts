@@ -1,4 +1,5 @@
 /** Wall-clock timing on `process.hrtime.bigint()` (monotonic, nanoseconds). */
+import { Rng } from "../../test/support/json-fuzz.js";
 
 /** A monotonic timestamp in nanoseconds. */
 export function nowNs(): bigint {
@@ -73,23 +74,16 @@ export function rotated<T>(items: readonly T[], round: number): T[] {
 }
 
 /**
- * `items` in an order drawn from `seed` (the same seed, the same order): a round of measurements
- * taken in this order puts no item at a fixed place in the round, where the garbage of a fixed
- * predecessor or a collection due every so many runs would always land on it.
+ * `items` in an order drawn from `seed` (the same seed, the same order; Fisher–Yates over the
+ * test suite's seeded `Rng`): a round of measurements taken in this order puts no item at a fixed
+ * place in the round, where the garbage of a fixed predecessor or a collection due every so many
+ * runs would always land on it.
  */
 export function shuffled<T>(items: readonly T[], seed: number): T[] {
+  const rng = new Rng(seed);
   const result = [...items];
-  let state = (seed + 0x9e3779b9) >>> 0;
-  const next = () => {
-    // mulberry32: small, fast and well spread, enough to order a round.
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
   for (let i = result.length - 1; i > 0; i -= 1) {
-    const j = Math.floor(next() * (i + 1));
+    const j = rng.int(i + 1);
     [result[i], result[j]] = [result[j] as T, result[i] as T];
   }
   return result;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import SQLite from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UNSUPPORTED_ENDPOINTS } from "../../server/routes/unsupported.js";
-import { type HttpServer, startHttpServer } from "../support/http-server.js";
+import { type HttpServer, runIdOf, startHttpServer } from "../support/http-server.js";
 import {
   deepText,
   MALFORMED_TEXTS,
@@ -123,7 +123,7 @@ describe("route fuzz pass", { timeout: 120_000 }, () => {
       );
       return {
         thread_id: threadId,
-        run_id: result.headers.get("content-location")?.split("/").pop() ?? "",
+        run_id: runIdOf(result),
         checkpoint_id: state.body.checkpoint.checkpoint_id,
         child_thread_id: result.body.subagent_runs[0]?.child_thread_id ?? "",
       };

@@ -2,6 +2,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { ScriptedChatModel, type ScriptStep } from "../../models/scripted.js";
 import { createServer, type SubagentGraphServer } from "../../server/app.js";
+import { runIdOf } from "../support/http-server.js";
 import {
   mainAgentPayload,
   makeRuntime,
@@ -332,7 +333,7 @@ describe("the LangGraph SDK Client against our server", { timeout: 30_000 }, () 
       }),
       signal: controller.signal,
     });
-    const runId = response.headers.get("content-location")?.split("/").pop() ?? "";
+    const runId = runIdOf(response);
     await response.body?.getReader().read();
     await until(() => slow.calls.length > 0);
     controller.abort();

@@ -4,6 +4,7 @@ import {
   type CallResult,
   expectError,
   type HttpServer,
+  runIdOf,
   startHttpServer,
 } from "../support/http-server.js";
 import { addOfflineBoss } from "../support/runtime-fixture.js";
@@ -114,7 +115,7 @@ describe.each(["sqlite", "postgres"] as const)(
         body: { assistant_id: "boss", input: human("Compare tides"), if_not_exists: "create" },
       });
       expect(run.status, JSON.stringify(run.body)).toBe(200);
-      runId = run.headers.get("content-location")?.split("/").pop() ?? "";
+      runId = runIdOf(run);
       const state = await call("GET", "/threads/t1/state");
       checkpointId = (state.body as { checkpoint: { checkpoint_id: string } }).checkpoint
         .checkpoint_id;

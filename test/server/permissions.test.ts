@@ -6,6 +6,7 @@ import {
   type ErrorBody,
   expectError,
   type HttpServer,
+  runIdOf,
   startHttpServer,
 } from "../support/http-server.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
@@ -229,7 +230,7 @@ describe.each(["sqlite", "postgres"] as const)(
           body: { assistant_id: boss.id, input: human("Why are there tides?") },
         });
         expect(run.status, JSON.stringify(run.body)).toBe(200);
-        const runId = run.headers.get("content-location")?.split("/").pop() ?? "";
+        const runId = runIdOf(run);
         expect(runId).not.toBe("");
         const child = run.body.subagent_runs[0];
         expect(child?.subagent_type).toBe("researcher");

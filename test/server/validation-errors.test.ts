@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError, type HttpServer, startHttpServer } from "../support/http-server.js";
+import { expectError, type HttpServer, runIdOf, startHttpServer } from "../support/http-server.js";
 import { addOfflineBoss } from "../support/runtime-fixture.js";
 
 /**
@@ -24,7 +24,7 @@ describe("schema refusals over HTTP", () => {
       body: { assistant_id: "boss", input: human("Compare tides"), if_not_exists: "create" },
     });
     expect(run.status, JSON.stringify(run.body)).toBe(200);
-    runId = run.headers.get("content-location")?.split("/").pop() ?? "";
+    runId = runIdOf(run);
   });
   afterAll(async () => {
     await http.stop();

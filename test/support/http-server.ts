@@ -127,6 +127,11 @@ async function call<T>(
   };
 }
 
+/** The id of the run an answer names in its `Content-Location` header ("" when it names none). */
+export function runIdOf(answer: { headers: Headers }): string {
+  return answer.headers.get("content-location")?.split("/").pop() ?? "";
+}
+
 /**
  * Asserts an error answer: `status`, `code`, and exactly the shape
  * `{ error: { code, message, field? } }` (a non-empty message, no other keys). Returns the error.
