@@ -129,6 +129,11 @@ export const ErrorCode = {
    * nothing about the request was wrong, and it may be sent again shortly.
    */
   DatabaseUnavailable: "DATABASE_UNAVAILABLE",
+  /**
+   * The thread waits for a person's decision on a gated tool call: a new message is refused
+   * until the pending requests (named in the message) are answered with `command.resume`.
+   */
+  AwaitingApproval: "AWAITING_APPROVAL",
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

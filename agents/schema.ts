@@ -8,6 +8,7 @@
  */
 
 import { z } from "zod";
+import { interruptOnSchema } from "./interrupt-on.js";
 import { parseOrThrow } from "./validation.js";
 
 /**
@@ -103,6 +104,11 @@ export const runtimeContextSchema = z.strictObject(
     max_result_chars: limitSchema.optional(),
     max_parallel_subagents: limitSchema.optional(),
     subagent_timeout_ms: limitSchema.optional(),
+    /**
+     * Tool calls that wait for a person's approval before they run: tool name → `true` (any
+     * decision), `false`, or `{ allowed_decisions, description? }` (README "Approvals").
+     */
+    interrupt_on: interruptOnSchema.optional(),
   },
   { error: "use an object of runtime settings (model, tools, subagents, …)" },
 );

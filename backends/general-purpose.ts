@@ -1,3 +1,4 @@
+import type { InterruptOn } from "../agents/interrupt-on.js";
 import { type AgentRecord, GENERAL_PURPOSE_SLUG } from "../agents/schema.js";
 
 export { GENERAL_PURPOSE_SLUG };
@@ -8,7 +9,7 @@ export const GENERAL_PURPOSE_DESCRIPTION =
 
 /**
  * The general-purpose subagent of `parent`: the parent's model, tool, MCP server and knowledge
- * base selection (the
+ * base selection and approval gates (the
  * never-allowed tools are removed like for any subagent), no skills (they belong to the agent
  * that lists them), its own max_rounds default, and a
  * system prompt rendered per call from {@link generalPurposePrompt}. Its id and version derive
@@ -36,12 +37,21 @@ export function generalPurposeRecord(parent: AgentRecord): AgentRecord {
         ...(parentContext.knowledge_bases === undefined
           ? {}
           : { knowledge_bases: parentContext.knowledge_bases }),
+        // The caller's gates apply to the same tools in the child (`task` it cannot call).
+        ...(parentContext.interrupt_on === undefined
+          ? {}
+          : { interrupt_on: withoutTask(parentContext.interrupt_on) }),
         // Skills belong to the agent that lists them: a parent's never reach its children.
         skills: [],
         subagents: [],
       },
     },
   };
+}
+
+function withoutTask(interruptOn: InterruptOn): InterruptOn {
+  const { task: _task, ...rest } = interruptOn;
+  return rest;
 }
 
 /** True for the record made by {@link generalPurposeRecord} (never a stored agent). */

@@ -87,3 +87,25 @@ const BACKENDS: Readonly<Record<BackendId, AgentBackend>> = {
 export function backendFor(backendId: BackendId): AgentBackend {
   return BACKENDS[backendId];
 }
+
+/**
+ * Every tool an agent's graph was built with: its own and its middleware's (the task tool, the
+ * knowledge tools). langchain's agent keeps them on its `options`; a graph without them (one
+ * not built by a backend) has none.
+ */
+export function agentTools(graph: AgentGraph): readonly StructuredToolInterface[] {
+  const options = (graph as { options?: AgentToolOptions }).options;
+  const own = options?.tools ?? [];
+  const middleware = (options?.middleware ?? []).flatMap((entry) => entry.tools ?? []);
+  return [...own, ...middleware].filter(
+    (tool): tool is StructuredToolInterface =>
+      typeof tool === "object" &&
+      tool !== null &&
+      typeof (tool as { name?: unknown }).name === "string",
+  );
+}
+
+interface AgentToolOptions {
+  tools?: readonly unknown[];
+  middleware?: readonly { tools?: readonly unknown[] }[];
+}

@@ -212,6 +212,7 @@ const STATUS_WORDS: Readonly<Record<Exclude<SubagentRun["status"], "completed">,
   failed: "failed",
   timeout: "timed out",
   cancelled: "cancelled",
+  waiting: "waiting for approval",
 };
 
 /** The run's own duration from its record, when both timestamps parse. */

@@ -8,6 +8,7 @@ import type { BackendDeps } from "../backends/resources.js";
 import { mayHaveKnowledge } from "../knowledge/run-knowledge.js";
 import type { KnowledgeBases } from "../knowledge/service.js";
 import { createKnowledgeTools, KNOWLEDGE_TOOL_NAMES } from "../knowledge/tools.js";
+import { createApprovalsMiddleware } from "../middleware/approvals.js";
 import { createFileScopeMiddleware } from "../middleware/file-scope.js";
 import { createKnowledgeMiddleware } from "../middleware/knowledge.js";
 import { createModelCallGuardMiddleware } from "../middleware/model-call-guard.js";
@@ -81,13 +82,15 @@ export function buildAgentGraph(
     ? [createRequestRecorderMiddleware(deps.requestLog), guard]
     : [guard];
   const knowledge = knowledgeMiddleware(record, deps);
+  // Approvals pause after a model turn, before any of its tools run (README "Approvals").
+  const approvals = createApprovalsMiddleware(record.config_json.context.interrupt_on);
   if (!backend.acceptsSubagents) {
     const { middleware, toolNames } = subagentMiddleware(record);
     const answers = createToolCallAnswersMiddleware({ toolNames });
     return backend.build(
       record,
       deps,
-      [...middleware, ...knowledge, answers, fileScope, ...innermost],
+      [...approvals, ...middleware, ...knowledge, answers, fileScope, ...innermost],
       mcpTools,
     );
   }
@@ -128,7 +131,7 @@ export function buildAgentGraph(
   return backend.build(
     record,
     deps,
-    [...middleware, ...knowledge, answers, fileScope, ...innermost],
+    [...approvals, ...middleware, ...knowledge, answers, fileScope, ...innermost],
     mcpTools,
     stateFields,
   );

@@ -92,15 +92,15 @@ export class AgentGraphs {
     return allowed;
   }
 
-  private async loadChild(
-    parent: AgentRecord,
-    slug: string,
-    scope: ParentRunScope,
-  ): Promise<LoadedChild | undefined> {
+  /**
+   * The graph subagent `slug` of `parent` runs with for `uid` now, with its record and MCP
+   * tools; undefined when `uid` may not use it (deleted, unshared, not a subagent).
+   */
+  private async childParts(uid: string, parent: AgentRecord, slug: string) {
     const record =
       slug === GENERAL_PURPOSE_SLUG
         ? generalPurposeRecord(parent)
-        : (await this.options.repository.findSubagents(scope.uid, [slug]))[0];
+        : (await this.options.repository.findSubagents(uid, [slug]))[0];
     if (!record) return undefined;
     // A subagent that names its MCP servers is called for their tools: run without them, it
     // would answer as if it had looked. So a server it names that cannot be reached fails the
@@ -109,6 +109,29 @@ export class AgentGraphs {
     const graph = this.cache.getOrBuild(agentGraphKey(record, [], mcp.key), () =>
       buildAgentGraph(record, [], this.deps, mcp.tools),
     );
+    return { record, graph, mcp };
+  }
+
+  /**
+   * The graph of subagent `slug` as `parent` calls it for `uid` (to check a decision on its
+   * paused call against its tools); undefined when `uid` may no longer use it.
+   */
+  async childGraph(
+    uid: string,
+    parent: AgentRecord,
+    slug: string,
+  ): Promise<AgentGraph | undefined> {
+    return (await this.childParts(uid, parent, slug))?.graph;
+  }
+
+  private async loadChild(
+    parent: AgentRecord,
+    slug: string,
+    scope: ParentRunScope,
+  ): Promise<LoadedChild | undefined> {
+    const parts = await this.childParts(scope.uid, parent, slug);
+    if (!parts) return undefined;
+    const { record, graph, mcp } = parts;
     // The child's own selection, for the caller's user (general-purpose: the caller's
     // selection), fixed for this call. One it cannot see fails the call (the task tool records
     // why); none leaves the knowledge tools out of its allowed set.

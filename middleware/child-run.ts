@@ -11,6 +11,8 @@ export interface ChildGraph {
     values: unknown;
     next: readonly string[];
     metadata?: { source?: string } | undefined;
+    /** The tasks of the next step, with the interrupts a paused one waits on. */
+    tasks?: readonly { interrupts?: readonly unknown[] }[];
   }>;
 }
 

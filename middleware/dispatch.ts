@@ -1,23 +1,13 @@
-import {
-  type AIMessage,
-  type BaseMessage,
-  HumanMessage,
-  ToolMessage,
-} from "@langchain/core/messages";
+import { type AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
-import { Command } from "@langchain/langgraph";
+import { Command, isGraphBubbleUp } from "@langchain/langgraph";
 import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
-import { freshThreadsOf } from "../checkpoints/fresh-threads.js";
 import { SubagentGraphError } from "../errors.js";
 import { messageText } from "../util/message-text.js";
-import {
-  type ChildGraph,
-  childRunConfig,
-  linkedAbortSignal,
-  NEW_INPUT_KEY,
-  PREGEL_CHECKPOINTER_KEY,
-} from "./child-run.js";
+import type { PendingApproval } from "./approval-request.js";
+import { type ChildGraph, childRunConfig, linkedAbortSignal, NEW_INPUT_KEY } from "./child-run.js";
 import { type ParentRunScope, parentScope } from "./parent-scope.js";
+import { messagesOf, runChild } from "./run-child.js";
 import { finishedRun, type RunIdentity } from "./run-records.js";
 import type { SubagentRun } from "./subagent-runs.js";
 import {
@@ -56,6 +46,8 @@ export async function dispatchTask(
   try {
     return await dispatch(args, runtime, options, identity, events);
   } catch (error) {
+    // A child waiting for a person pauses this call (LangGraph's interrupt): not a failure.
+    if (isGraphBubbleUp(error)) throw error;
     // Nothing above lets an error out; this is the promise kept should a bug do so.
     const reason = `subagent ${JSON.stringify(args.subagent_type)} failed: ${errorMessage(error)}; ${UNFORESEEN}`;
     return events.finish(endedRun(identity, reason), reason);
@@ -82,6 +74,11 @@ class CallEvents {
     this.start();
     this.write({ type: "subagent_finished", run });
     return result(run, content);
+  }
+
+  /** The child waits for a person: this call pauses until the parent is resumed. */
+  waiting(pending: PendingApproval): void {
+    this.write({ type: "subagent_waiting", ...this.identity, approval: pending });
   }
 
   private write(event: TaskStreamEvent): void {
@@ -198,9 +195,22 @@ async function dispatch(
   let run: SubagentRun;
   let content: string;
   try {
-    const outcome = await runChild(child.graph, args.description, config, {
-      maybeStarted: runtime.configurable?.[NEW_INPUT_KEY] !== true,
-    });
+    const outcome = await runChild(
+      child.graph,
+      args.description,
+      config,
+      { maybeStarted: runtime.configurable?.[NEW_INPUT_KEY] !== true },
+      {
+        subagent: {
+          subagent_type: slug,
+          child_thread_id: identity.child_thread_id,
+          tool_call_id: identity.id,
+          description: args.description,
+          started_at: identity.started_at,
+        },
+        onWaiting: (pending) => events.waiting(pending),
+      },
+    );
     const answer = finalAnswer(outcome.messages);
     content = truncateAnswer(answer, limits.maxResultChars, identity.child_thread_id);
     run = finishedRun(identity, {
@@ -211,6 +221,8 @@ async function dispatch(
       error: null,
     });
   } catch (error) {
+    // The child waits for a person (see runChild): the call pauses, nothing is recorded yet.
+    if (isGraphBubbleUp(error)) throw error;
     // Classify by which signal fired, never by the error's shape: an abort may surface as
     // AbortError, TimeoutError or a plain Error("Abort").
     const status = timeout?.aborted ? "timeout" : runSignal.aborted ? "cancelled" : "failed";
@@ -290,57 +302,6 @@ function result(run: SubagentRun, content: string): Command {
   });
 }
 
-interface ChildOutcome {
-  messages: BaseMessage[];
-  maxRoundsReached: boolean;
-}
-
-/**
- * Runs the child, or picks up where it stopped: a child thread that already has checkpoints is
- * the same call resumed after a crash (its id is stable for the same checkpoint), so an
- * unfinished child continues from its last checkpoint and a finished one is not run again.
- * When the call cannot have started before (`maybeStarted` false: see {@link NEW_INPUT_KEY}),
- * the thread is not read first.
- */
-async function runChild(
-  child: ChildGraph,
-  description: string,
-  config: ReturnType<typeof childRunConfig>,
-  { maybeStarted }: { maybeStarted: boolean },
-): Promise<ChildOutcome> {
-  if (!maybeStarted) {
-    // Nor by the two reads that invoking it makes before its first step (see FreshThreads).
-    const saver = config.configurable?.[PREGEL_CHECKPOINTER_KEY] ?? child.checkpointer;
-    const end = freshThreadsOf(saver)?.expect(String(config.configurable?.thread_id));
-    try {
-      return outcomeOf(await child.invoke({ messages: [new HumanMessage(description)] }, config));
-    } finally {
-      end?.();
-    }
-  }
-  const existing = await child.getState(config);
-  const messages = messagesOf(existing.values);
-  // A thread whose newest checkpoint is still the input one made no progress that was saved
-  // (the process died before its first step was written): start it again from the task.
-  if (existing.metadata?.source === "input" || messages.length === 0) {
-    return outcomeOf(await child.invoke({ messages: [new HumanMessage(description)] }, config));
-  }
-  if (existing.next.length > 0) return outcomeOf(await child.invoke(null, config));
-  if (isFinished(existing.values)) return outcomeOf(existing.values);
-  // Nothing scheduled, yet no answer: a process killed while checkpoints were written
-  // asynchronously can leave a step whose successor was not recorded. An empty update enters
-  // the loop again from the start, on the messages the child already has.
-  return outcomeOf(await child.invoke({ messages: [] }, config));
-}
-
-/** A child has answered: its last message is the model's (or its rounds ran out). */
-function isFinished(values: unknown): boolean {
-  if ((values as { max_rounds_reached?: unknown } | undefined)?.max_rounds_reached === true) {
-    return true;
-  }
-  return messagesOf(values).at(-1)?.getType() === "ai";
-}
-
 /** What a child that failed part-way had done (rounds, usage), for its record. */
 async function childMessagesSoFar(child: ChildGraph, config: ReturnType<typeof childRunConfig>) {
   try {
@@ -350,17 +311,6 @@ async function childMessagesSoFar(child: ChildGraph, config: ReturnType<typeof c
   } catch {
     return [];
   }
-}
-
-function outcomeOf(values: unknown): ChildOutcome {
-  const maxRoundsReached = (values as { max_rounds_reached?: unknown } | undefined)
-    ?.max_rounds_reached;
-  return { messages: messagesOf(values), maxRoundsReached: maxRoundsReached === true };
-}
-
-function messagesOf(values: unknown): BaseMessage[] {
-  const messages = (values as { messages?: unknown } | undefined)?.messages;
-  return Array.isArray(messages) ? (messages as BaseMessage[]) : [];
 }
 
 /** The AI message in the parent's state that holds `toolCallId`. */

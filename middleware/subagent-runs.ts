@@ -1,9 +1,18 @@
 import { StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import { type ChannelStorage, listValue } from "../checkpoints/channel-storage.js";
+import {
+  type ApprovalRequest,
+  isApprovalRequest,
+  type PendingApproval,
+} from "./approval-request.js";
 
-/** How a `task` call ended. */
-export const subagentRunStatus = z.enum(["completed", "failed", "cancelled", "timeout"]);
+/**
+ * How a `task` call ended, or `waiting`: its child is paused on a request for approval (such a
+ * record is never written to the state: it is read from the pending interrupt, see
+ * {@link waitingRuns}).
+ */
+export const subagentRunStatus = z.enum(["completed", "failed", "cancelled", "timeout", "waiting"]);
 export type SubagentRunStatus = z.infer<typeof subagentRunStatus>;
 
 /** Token usage summed over a child's model calls (zero when the model reports none). */
@@ -33,8 +42,41 @@ export const subagentRunSchema = z.object({
   error: z.string().nullable(),
   artifacts: z.array(z.string()),
   usage: subagentUsageSchema,
+  /** With status `waiting`: the parent's pending interrupt that answers the child's request. */
+  approval: z
+    .object({ id: z.string(), value: z.custom<ApprovalRequest>(isApprovalRequest) })
+    .optional(),
 });
 export type SubagentRun = z.infer<typeof subagentRunSchema>;
+
+/**
+ * The records of the `task` calls paused by `pending` (the parent's pending interrupts that
+ * carry a child's request): status `waiting`, not finished (`finished_at` ""), with the request.
+ */
+export function waitingRuns(pending: readonly PendingApproval[]): SubagentRun[] {
+  return pending.flatMap(({ id, value }) => {
+    const subagent = value.subagent;
+    if (!subagent) return [];
+    return [
+      {
+        id: subagent.tool_call_id,
+        subagent_type: subagent.subagent_type,
+        child_thread_id: subagent.child_thread_id,
+        description: subagent.description,
+        status: "waiting" as const,
+        rounds: 0,
+        max_rounds_reached: false,
+        started_at: subagent.started_at,
+        finished_at: "",
+        result_preview: "",
+        error: null,
+        artifacts: [],
+        usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+        approval: { id, value },
+      },
+    ];
+  });
+}
 
 /** Replaces records with the same id in place and appends new ones, keeping call order. */
 export function upsertSubagentRuns(

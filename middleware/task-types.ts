@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ChannelStorage } from "../checkpoints/channel-storage.js";
+import type { PendingApproval } from "./approval-request.js";
 import type { ChildGraph } from "./child-run.js";
 import type { ParentRunScope } from "./parent-scope.js";
 import type { SubagentRun } from "./subagent-runs.js";
@@ -86,5 +87,15 @@ export type TaskStreamEvent =
       child_thread_id: string;
       description: string;
       started_at: string;
+    }
+  | {
+      /** The child paused on a gated call: the parent's interrupt `approval.id` answers it. */
+      type: "subagent_waiting";
+      id: string;
+      subagent_type: string;
+      child_thread_id: string;
+      description: string;
+      started_at: string;
+      approval: PendingApproval;
     }
   | { type: "subagent_finished"; run: SubagentRun };

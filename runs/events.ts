@@ -1,4 +1,5 @@
 import type { AIMessage, BaseMessage } from "@langchain/core/messages";
+import { type PendingApproval, pendingApprovalsOf } from "../middleware/approval-request.js";
 import type { SubagentRun, SubagentUsage } from "../middleware/subagent-runs.js";
 import type { TaskStreamEvent } from "../middleware/task.js";
 import { messageText } from "../util/message-text.js";
@@ -15,6 +16,11 @@ export interface RunResult {
   subagentRuns: SubagentRun[];
   /** Token usage of the subagents this run dispatched, summed. */
   subagentUsage: SubagentUsage;
+  /**
+   * The requests for approval the thread now waits on (README "Approvals"): empty when the run
+   * finished its turn; else the run paused, and `Runtime.run` with `command: { resume }` goes on.
+   */
+  interrupts: PendingApproval[];
 }
 
 /** A tool call as it appears in an event. */
@@ -52,12 +58,18 @@ export type RunEvent =
     }
   | (Extract<TaskStreamEvent, { type: "subagent_started" }> & { threadId: string })
   | { type: "subagent_finished"; threadId: string; run: SubagentRun }
+  /** A subagent paused on a gated call; `approval` is the parent's interrupt that answers it. */
+  | (Extract<TaskStreamEvent, { type: "subagent_waiting" }> & { threadId: string })
+  /** The run pauses for a person's decision (the main agent's gated call, or a subagent's). */
+  | { type: "approval_requested"; threadId: string; approval: PendingApproval }
   | { type: "run_finished"; result: RunResult };
 
 /** LangGraph stream chunk with `subgraphs: true` and several modes: `[namespace, mode, data]`. */
 export type GraphStreamChunk = [string[], string, unknown];
 
 const CHILD_NAMESPACE_PREFIX = "subagent:";
+/** LangGraph's key of a paused step's interrupts in an update. */
+const INTERRUPT_KEY = "__interrupt__";
 
 /**
  * Turns LangGraph stream chunks of a parent run into {@link RunEvent}s.
@@ -107,7 +119,15 @@ function updateEvents(
 ): RunEvent[] {
   if (typeof data !== "object" || data === null) return [];
   const events: RunEvent[] = [];
-  for (const update of Object.values(data as Record<string, unknown>)) {
+  for (const [node, update] of Object.entries(data as Record<string, unknown>)) {
+    if (node === INTERRUPT_KEY) {
+      // LangGraph reports a paused step as an update of its own; a child's is its parent's.
+      if (childThreadId !== undefined || !Array.isArray(update)) continue;
+      for (const approval of pendingApprovalsOf(update)) {
+        events.push({ type: "approval_requested", threadId, approval });
+      }
+      continue;
+    }
     const messages = (update as { messages?: unknown } | null)?.messages;
     if (!Array.isArray(messages)) continue;
     for (const message of messages as BaseMessage[]) {
@@ -161,6 +181,9 @@ function customEvents(threadId: string, data: unknown): RunEvent[] {
   if (event?.type === "subagent_finished") {
     const { run } = event as Extract<TaskStreamEvent, { type: "subagent_finished" }>;
     return [{ type: "subagent_finished", threadId, run }];
+  }
+  if (event?.type === "subagent_waiting") {
+    return [{ ...(event as Extract<TaskStreamEvent, { type: "subagent_waiting" }>), threadId }];
   }
   return [];
 }

@@ -1,20 +1,22 @@
 import { randomUUID } from "node:crypto";
-import { HumanMessage } from "@langchain/core/messages";
-import type { Command } from "@langchain/langgraph";
+import { type AIMessage, HumanMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { AgentRecord } from "../agents/schema.js";
-import type { AgentGraph } from "../backends/registry.js";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { type AgentGraph, agentTools } from "../backends/registry.js";
+import { ErrorCode, SubagentGraphError, validationError } from "../errors.js";
 import type { AgentGraphs } from "../graphs/agent-graphs.js";
+import { describeApproval, type PendingApproval } from "../middleware/approval-request.js";
 import { NEW_INPUT_KEY, RUN_ID_KEY } from "../middleware/child-run.js";
 import { addUsage } from "../middleware/run-records.js";
-import type { SubagentRun } from "../middleware/subagent-runs.js";
+import { type SubagentRun, upsertSubagentRuns, waitingRuns } from "../middleware/subagent-runs.js";
 import type { MainRunContext } from "../run-context.js";
 import type { RunRepository } from "../store/runs.js";
 import type { ThreadRepository } from "../store/threads.js";
 import { messageText } from "../util/message-text.js";
 import type { ProcessIdentity } from "../util/process-identity.js";
 import type { AbandonedRuns } from "./abandoned-runs.js";
+import { awaitingApprovalError, checkResume, pendingApprovalsAt } from "./approvals.js";
 import type { GraphStreamChunk, RunResult } from "./events.js";
 import { legacySkillsStepResume } from "./legacy-skills-step.js";
 import { repairCancelledTurn } from "./repair.js";
@@ -42,6 +44,13 @@ export interface RunRequest {
    * `Runtime.history`); the run writes a new branch, the old checkpoints stay readable.
    */
   checkpointId?: string;
+  /**
+   * Answers the requests for approval the thread waits on (README "Approvals"): `resume` is
+   * langchain's `{ decisions: [...] }` for the one pending request, or a map from interrupt id
+   * to it (`RunResult.interrupts`, `Runtime.threads.interrupts`). Checked before anything runs;
+   * not with `input` or `checkpointId`.
+   */
+  command?: { resume: unknown };
   /** Cancels the run (and every running subagent) when aborted. */
   signal?: AbortSignal;
   /** The run's id (default a new UUID); the HTTP layer picks it to announce it first. */
@@ -144,7 +153,19 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
         : { messages: [new HumanMessage(request.input)], subagent_runs: [] };
     // Before anything is written: a refused request leaves no thread and no run record.
     await checkCheckpoint(configurable);
-    const input = message ?? (resuming ? null : await checkStartingPoint(graph, configurable));
+    const resume =
+      request.command === undefined || resuming
+        ? undefined
+        : await checkedResume(request, threadId, record, graph, existing !== undefined);
+    if (message && existing?.agent_id && !request.checkpointId && !resuming) {
+      // A new message would leave the paused calls unanswered, and the thread unusable.
+      const pending = await pendingApprovalsAt(saver, threadId);
+      if (pending.length > 0) throw awaitingApprovalError(threadId, pending);
+    }
+    const input =
+      message ??
+      (resume ? new Command({ resume }) : null) ??
+      (resuming ? null : await checkStartingPoint(graph, configurable));
     // A thread of this user with its agent bound needs no claim (it would write nothing); one
     // deleted since it was read is caught once the lease is held (`confirm` below).
     if (!existing?.agent_id) await threads.claim(request.uid, threadId, record.id);
@@ -207,7 +228,10 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
         (await readRunSubagentRuns(saver, threadId, startedAt).catch(() => undefined));
       stopForwarding();
       running.release(runId);
-      await lease.release(status, subagentRuns ? { subagentRuns } : {});
+      await lease.release(status, {
+        ...(subagentRuns ? { subagentRuns } : {}),
+        ...(outcome.reason ? { reason: outcome.reason } : {}),
+      });
       await threads.touch(threadId);
     };
     const config: RunConfig = {
@@ -246,6 +270,35 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     };
   }
 
+  /** `request.command.resume`, checked against what the thread waits on (see checkResume). */
+  async function checkedResume(
+    request: RunRequest,
+    threadId: string,
+    record: AgentRecord,
+    graph: AgentGraph,
+    threadExists: boolean,
+  ) {
+    if (request.input !== undefined) {
+      throw validationError(
+        "command",
+        "send either input (a new message) or command.resume (decisions on pending requests), not both",
+      );
+    }
+    if (request.checkpointId) {
+      throw validationError(
+        "checkpointId",
+        "command.resume answers the requests the thread's newest checkpoint waits on: leave checkpoint_id out",
+      );
+    }
+    const pending = threadExists ? await pendingApprovalsAt(saver, threadId) : [];
+    return checkResume(threadId, pending, request.command?.resume, async (entry) => {
+      const subagent = entry.value.subagent?.subagent_type;
+      if (subagent === undefined) return agentTools(graph);
+      const child = await graphs.childGraph(request.uid, record, subagent);
+      return child ? agentTools(child) : undefined;
+    });
+  }
+
   /**
    * The request a claimed attempt runs: as asked on its first attempt (whose starting checkpoint
    * is recorded); on a later one, as asked if the run had written no checkpoint yet, else a
@@ -263,7 +316,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     const newestId = newest?.checkpoint.id ?? "";
     const wrote = claimed.startCheckpointId !== null && claimed.startCheckpointId !== newestId;
     if (claimed.attempt > 1 && wrote) {
-      const { input: _input, checkpointId: _checkpointId, ...rest } = request;
+      const { input: _input, checkpointId: _checkpointId, command: _command, ...rest } = request;
       return { request: rest, resuming: true };
     }
     if (claimed.startCheckpointId === null) {
@@ -336,15 +389,27 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     // a replay back to the last snapshot).
     const state = stateOfValues(finalValues) ?? (await readThreadState(saver, threadId));
     const last = state.messages.at(-1);
-    // Records of this run are the ones started since it began (earlier runs had finished).
-    outcome.subagentRuns = state.subagentRuns.filter((run) => run.started_at >= startedAt);
+    // A turn that ends on a plain answer waits on nothing; else the run may have paused.
+    const answered = last?.getType() === "ai" && !(last as AIMessage).tool_calls?.length;
+    const interrupts = answered ? [] : await pendingApprovalsAt(saver, threadId);
+    if (interrupts.length > 0) {
+      outcome.status = "interrupted";
+      outcome.reason = waitingReason(interrupts);
+    }
+    const subagentRuns = upsertSubagentRuns(state.subagentRuns, waitingRuns(interrupts));
+    // Records of this run: the calls started or finished since it began, and those waiting.
+    outcome.subagentRuns = subagentRuns.filter(
+      (run) =>
+        run.status === "waiting" || run.started_at >= startedAt || run.finished_at >= startedAt,
+    );
     return {
       threadId,
       runId,
       output: last?.getType() === "ai" ? messageText(last) : "",
       messages: state.messages,
-      subagentRuns: state.subagentRuns,
+      subagentRuns,
       subagentUsage: addUsage(outcome.subagentRuns.map((run) => run.usage)),
+      interrupts,
     };
   }
 
@@ -376,6 +441,11 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
   }
 
   return { prepare: prepareRun, chunks: graphChunks, finish, failure };
+}
+
+/** A paused run's `status_reason`: what it waits for. */
+function waitingReason(interrupts: readonly PendingApproval[]): string {
+  return `waiting for approval of ${interrupts.map((entry) => describeApproval(entry.value)).join("; ")} (answer with command.resume)`;
 }
 
 /** How a run ended, as its row records it. */
@@ -417,7 +487,7 @@ export interface PreparedRun {
    * Set by `finish` and `failure`; a stream its consumer abandoned stays "interrupted". A
    * finished run also keeps the records of the children it made (its row stores them).
    */
-  outcome: { status: RunOutcome; subagentRuns?: SubagentRun[] };
+  outcome: { status: RunOutcome; subagentRuns?: SubagentRun[]; reason?: string };
 }
 
 /**

@@ -6,8 +6,11 @@ import type { AgentRecord } from "../agents/schema.js";
 import type { AgentGraph } from "../backends/registry.js";
 import { readChannelValues } from "../checkpoints/delta-read.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { type PendingApproval, pendingApprovalsOf } from "../middleware/approval-request.js";
+import { type SubagentRun, upsertSubagentRuns, waitingRuns } from "../middleware/subagent-runs.js";
 import type { ThreadRunState } from "../store/runs.js";
 import { metadataOf, type ThreadRecord, type ThreadRepository } from "../store/threads.js";
+import { pendingApprovalsAt } from "./approvals.js";
 import { checkForkEdit } from "./fork-values.js";
 import { AGENT_STATE_REDUCERS } from "./thread-state.js";
 
@@ -70,6 +73,13 @@ export interface ThreadsApi {
     threadId: string,
     options?: { checkpointId?: string },
   ): Promise<StateSnapshot | undefined>;
+  /**
+   * The requests for approval the thread waits on (README "Approvals"), each with the interrupt
+   * id that answers it (`command: { resume: { [id]: { decisions } } }` on the next run); empty
+   * when nothing waits.
+   * @throws SubagentGraphError `NOT_FOUND` (field `thread_id`) unless the thread is `uid`'s.
+   */
+  interrupts(uid: string, threadId: string): Promise<PendingApproval[]>;
   /**
    * Writes `values` as a new checkpoint branching from `checkpointId` (default the latest), as
    * if node `asNode` had returned them (default: the last node that ran), and returns the new
@@ -241,8 +251,13 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
         return undefined;
       }
       return graph
-        ? graph.getState(config(threadId, tuple.checkpoint.id))
+        ? withWaitingRuns(await graph.getState(config(threadId, tuple.checkpoint.id)))
         : snapshotOf(deps.saver, tuple);
+    },
+
+    async interrupts(uid, threadId) {
+      await owned(uid, threadId);
+      return pendingApprovalsAt(deps.saver, threadId);
     },
 
     async fork(uid, threadId, edit) {
@@ -369,6 +384,24 @@ async function snapshotOf(
     metadata: tuple.metadata,
     createdAt: tuple.checkpoint.ts,
     ...(tuple.parentConfig ? { parentConfig: tuple.parentConfig } : {}),
+  };
+}
+
+/**
+ * A state whose tasks wait on subagents' requests shows those `task` calls as `waiting` records
+ * in `subagent_runs` (nothing is written for them: see `waitingRuns`).
+ */
+function withWaitingRuns(snapshot: StateSnapshot): StateSnapshot {
+  const pending = pendingApprovalsOf(snapshot.tasks.flatMap((task) => task.interrupts ?? []));
+  const waiting = waitingRuns(pending);
+  if (waiting.length === 0) return snapshot;
+  const values = snapshot.values as Record<string, unknown>;
+  const current = Array.isArray(values.subagent_runs)
+    ? (values.subagent_runs as SubagentRun[])
+    : [];
+  return {
+    ...snapshot,
+    values: { ...values, subagent_runs: upsertSubagentRuns(current, waiting) },
   };
 }
 

@@ -18,6 +18,7 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.InvalidThreadId]: 422,
   [ErrorCode.Cancelled]: 409,
   [ErrorCode.ThreadBusy]: 409,
+  [ErrorCode.AwaitingApproval]: 409,
   [ErrorCode.ModelUnavailable]: 422,
   [ErrorCode.UnknownTool]: 422,
   [ErrorCode.ScriptViolation]: 500,

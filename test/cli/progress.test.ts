@@ -233,6 +233,7 @@ describe("ProgressRenderer", () => {
         runId: "r1",
         output: "The answer.",
         messages: [],
+        interrupts: [],
         subagentRuns: [],
         subagentUsage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
       },

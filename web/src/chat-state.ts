@@ -18,7 +18,7 @@ import type { SubagentRun } from "../../middleware/subagent-runs.js";
 import { contentText } from "./text.js";
 
 /** How a card's subagent stands: running, or how its `task` call ended. */
-export type CardStatus = "running" | "completed" | "failed" | "cancelled" | "timeout";
+export type CardStatus = "running" | "waiting" | "completed" | "failed" | "cancelled" | "timeout";
 
 /** One message as the page shows it. */
 export interface ChatMessage {
