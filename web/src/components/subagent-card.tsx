@@ -4,6 +4,7 @@ import { useNow } from "./use-now.js";
 
 const STATUS_TEXT: Record<Card["status"], string> = {
   running: "running",
+  waiting: "waiting for approval",
   completed: "completed",
   failed: "failed",
   cancelled: "cancelled",
