@@ -9,6 +9,20 @@
 import type { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 
+/**
+ * For a value no option of a union accepts, the problem inside the option whose shape it has
+ * (`{ "allowed_decisions": ["maybe"] }` is an object with a bad entry, not "neither true nor an
+ * object"), else the union's own message.
+ */
+function innermost(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== "invalid_union") return issue;
+  for (const option of issue.errors) {
+    const nested = option.find((inner) => inner.path.length > 0);
+    if (nested) return innermost({ ...nested, path: [...issue.path, ...nested.path] });
+  }
+  return issue;
+}
+
 /** Longest rendering of a bad value inside a message; longer ones are cut with "…". */
 const MAX_SHOWN_VALUE = 40;
 
@@ -33,7 +47,8 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown): z.
  * @param input the value that was parsed, used to show the bad value.
  */
 export function toValidationError(error: z.ZodError, input: unknown): SubagentGraphError {
-  const [issue, ...rest] = error.issues;
+  const [first, ...rest] = error.issues;
+  const issue = first && innermost(first);
   if (issue === undefined) {
     return new SubagentGraphError(ErrorCode.Validation, "the payload is invalid", { cause: error });
   }

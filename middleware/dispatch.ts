@@ -7,6 +7,7 @@ import { messageText } from "../util/message-text.js";
 import type { PendingApproval } from "./approval-request.js";
 import { type ChildGraph, childRunConfig, linkedAbortSignal, NEW_INPUT_KEY } from "./child-run.js";
 import { type ParentRunScope, parentScope } from "./parent-scope.js";
+import { ChildClock } from "./child-clock.js";
 import { messagesOf, runChild } from "./run-child.js";
 import { finishedRun, type RunIdentity } from "./run-records.js";
 import type { SubagentRun } from "./subagent-runs.js";
@@ -164,10 +165,10 @@ async function dispatch(
     toolCallId: identity.id,
     aiMessageId: caller?.id ?? identity.id,
   });
-  const timeout =
-    limits.subagentTimeoutMs === undefined
-      ? undefined
-      : AbortSignal.timeout(limits.subagentTimeoutMs);
+  // Started by runChild once it knows how long the child ran before a pause for approval.
+  const clock =
+    limits.subagentTimeoutMs === undefined ? undefined : new ChildClock(limits.subagentTimeoutMs);
+  const timeout = clock?.signal;
   const signal = timeout ? AbortSignal.any([runSignal, timeout]) : runSignal;
   events.start();
 
@@ -209,6 +210,7 @@ async function dispatch(
           started_at: identity.started_at,
         },
         onWaiting: (pending) => events.waiting(pending),
+        startClock: (usedMs) => clock?.start(usedMs),
       },
     );
     const answer = finalAnswer(outcome.messages);
@@ -241,6 +243,7 @@ async function dispatch(
       error: reason,
     });
   } finally {
+    clock?.stop();
     childSignal.dispose();
   }
   return events.finish(run, content);

@@ -24,6 +24,11 @@ export interface ChildApprovals {
   subagent: ApprovalSubagent;
   /** Called with the parent's interrupt id when the request pauses the parent's task call. */
   onWaiting(pending: PendingApproval): void;
+  /**
+   * Starts the child's time limit before it runs, with the time it ran before (its earlier
+   * segments, between its start or resume and its pause: never the wait for a person).
+   */
+  startClock(usedMs: number): void;
 }
 
 /**
@@ -53,6 +58,7 @@ export async function runChild(
     | undefined;
   let values: unknown;
   if (!maybeStarted) {
+    approvals.startClock(0);
     // Nor by the two reads that invoking it makes before its first step (see FreshThreads).
     const end = freshThreadsOf(saver)?.expect(String(config.configurable?.thread_id));
     try {
@@ -61,7 +67,7 @@ export async function runChild(
       end?.();
     }
   } else {
-    values = await continueChild(child, config, saver, input);
+    values = await continueChild(child, config, saver, input, approvals);
   }
   for (;;) {
     const pending = pendingApprovalsOf(interruptsOfValues(values))[0];
@@ -77,16 +83,21 @@ async function continueChild(
   config: ChildConfig,
   saver: BaseCheckpointSaver | undefined,
   input: () => { messages: HumanMessage[] },
+  approvals: ChildApprovals,
 ): Promise<unknown> {
   const existing = await child.getState(config);
   const messages = messagesOf(existing.values);
   // A thread whose newest checkpoint is still the input one made no progress that was saved
   // (the process died before its first step was written): start it again from the task.
   if (existing.metadata?.source === "input" || messages.length === 0) {
+    approvals.startClock(0);
     return invokeChild(child, input(), config);
   }
   // Decisions this call was given before, which the child has consumed: passed over in order.
-  const answered = saver ? await answeredRequests(saver, config) : { count: 0, newest: false };
+  const answered = saver
+    ? await childHistory(saver, config)
+    : { count: 0, newest: false, runningMs: 0 };
+  approvals.startClock(answered.runningMs);
   for (let index = 0; index < answered.count; index += 1) interrupt(undefined);
   const pending = pendingApprovalsOf(
     (existing.tasks ?? []).flatMap((task) => task.interrupts ?? []),
@@ -144,24 +155,44 @@ function askParent(request: ApprovalRequest, approvals: ChildApprovals): unknown
 }
 
 /**
- * How many requests the child has had answered (checkpoints holding a resume write), and
- * whether its newest checkpoint is one (answered, the child not yet past it).
+ * What the child's checkpoints say of its pauses: how many requests it has had answered
+ * (checkpoints holding a resume write), whether its newest checkpoint is one (answered, the
+ * child not yet past it), and how long it ran, summed over its segments (from its first
+ * checkpoint, or the first after a pause, to the next pause or its newest checkpoint).
  */
-async function answeredRequests(
+async function childHistory(
   saver: BaseCheckpointSaver,
   config: ChildConfig,
-): Promise<{ count: number; newest: boolean }> {
+): Promise<{ count: number; newest: boolean; runningMs: number }> {
   const threadId = config.configurable?.thread_id;
-  let count = 0;
-  let newest: boolean | undefined;
+  const checkpoints: { at: number; paused: boolean; resumed: boolean }[] = [];
   for await (const tuple of saver.list({
     configurable: { thread_id: threadId, checkpoint_ns: "" },
   })) {
-    const resumed = (tuple.pendingWrites ?? []).some(([, channel]) => channel === RESUME_CHANNEL);
-    newest ??= resumed;
-    if (resumed) count += 1;
+    const channels = new Set((tuple.pendingWrites ?? []).map(([, channel]) => channel));
+    checkpoints.push({
+      at: Date.parse(tuple.checkpoint.ts),
+      paused: channels.has(INTERRUPT),
+      resumed: channels.has(RESUME_CHANNEL),
+    });
   }
-  return { count, newest: newest ?? false };
+  checkpoints.reverse();
+  let runningMs = 0;
+  let segmentStart: number | undefined;
+  for (const checkpoint of checkpoints) {
+    segmentStart ??= checkpoint.at;
+    if (checkpoint.paused) {
+      runningMs += checkpoint.at - segmentStart;
+      segmentStart = undefined;
+    }
+  }
+  const last = checkpoints.at(-1);
+  if (segmentStart !== undefined && last) runningMs += last.at - segmentStart;
+  return {
+    count: checkpoints.filter((checkpoint) => checkpoint.resumed).length,
+    newest: last?.resumed ?? false,
+    runningMs: Number.isFinite(runningMs) ? Math.max(0, runningMs) : 0,
+  };
 }
 
 /** LangGraph's channel for the values an interrupted task was resumed with. */

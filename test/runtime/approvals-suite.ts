@@ -404,6 +404,57 @@ export function runApprovalsSuite(saver: SaverKindUnderTest): void {
       harness.assertScriptsComplete();
     });
 
+    /** One writer child with a 600 ms limit; each of its two model calls takes `delayMs`. */
+    async function timedWriter(delayMs: number, waitMs: number) {
+      const log: string[] = [];
+      const main = harness.model("main", [
+        { reply: { toolCalls: [taskCall("writer", "write")] } },
+        { reply: { text: "ok" } },
+      ]);
+      const writer = harness.model("writer", [
+        { reply: { toolCalls: [{ name: "note", args: { text: "x" } }] }, delayMs },
+        { reply: { text: "written" }, delayMs },
+      ]);
+      const runtime = await harness.setup(
+        { "scripted:main": main, "scripted:writer": writer },
+        { tools: [noteTool(log)] },
+      );
+      await runtime.agents.create(
+        "alice",
+        subagentPayload("writer", "scripted:writer", {
+          tools: ["note"],
+          interrupt_on: { note: true },
+        }),
+      );
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["writer"], { subagent_timeout_ms: 600 }),
+      );
+      await runtime.run({ uid: "alice", agent: "boss", threadId: "t1", input: "go" });
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      const done = await runtime.run({
+        uid: "alice",
+        threadId: "t1",
+        command: { resume: { decisions: [{ type: "approve" }] } },
+      });
+      return done.subagentRuns[0];
+    }
+
+    // Time limits do not depend on the saver (the checkpoints' times do not differ): one is enough.
+    if (saver === "sqlite") {
+      it("never counts the wait for a person against a subagent's time limit", async () => {
+        const run = await timedWriter(0, 900);
+        expect(run?.status).toBe("completed");
+      });
+
+      it("counts a subagent's running time before its pause against its limit", async () => {
+        // 2 × 400 ms of running time, over the 600 ms limit though each part is under it.
+        const run = await timedWriter(400, 0);
+        expect(run?.status).toBe("timeout");
+        expect(run?.error).toContain("600 ms");
+      });
+    }
+
     it("gates task itself: approve a delegation before the child starts, or edit it", async () => {
       const main = harness.model("main", [
         { reply: { toolCalls: [taskCall("reader", "read A")] } },
