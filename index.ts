@@ -3,6 +3,12 @@
  * name; the list is pinned by `test/index.test.ts`. Test helpers live in `./testing`.
  */
 
+export type {
+  DecisionType,
+  InterruptOn,
+  InterruptOnEntry,
+} from "./agents/interrupt-on.js";
+export { DECISION_TYPES } from "./agents/interrupt-on.js";
 export type { Limits, ProcessSettings } from "./agents/limits.js";
 export { BUILTIN_LIMITS, LIMIT_ENV_VARS } from "./agents/limits.js";
 export type {
@@ -18,6 +24,15 @@ export type { ChildThreadIdParts } from "./checkpoints/child-thread-id.js";
 export { makeChildThreadId, parseChildThreadId } from "./checkpoints/child-thread-id.js";
 export type { ErrorCode as ErrorCodeValue, SubagentGraphErrorOptions } from "./errors.js";
 export { ErrorCode, SubagentGraphError } from "./errors.js";
+export type {
+  ActionRequest,
+  ApprovalRequest,
+  ApprovalResponse,
+  ApprovalSubagent,
+  Decision,
+  PendingApproval,
+  ReviewConfig,
+} from "./middleware/approval-request.js";
 export type { SubagentRun, SubagentRunStatus, SubagentUsage } from "./middleware/subagent-runs.js";
 export { TASK_TOOL_NAME } from "./middleware/task.js";
 export type { RefusalReason, RefusedToolCall } from "./middleware/tool-call-answers.js";

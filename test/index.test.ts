@@ -7,6 +7,7 @@ describe("public API", () => {
     expect(Object.keys(api).sort()).toEqual(
       [
         "BUILTIN_LIMITS",
+        "DECISION_TYPES",
         "DEFAULT_FILE_TOOL_LIMITS",
         "FILE_TOOL_NAMES",
         "PathRefusal",

@@ -122,6 +122,16 @@ describe("the README's code, pasted as written", () => {
       }
     });
 
+    it("approvals.ts: pauses before write_file, approves, and the file is written", async () => {
+      for (const attempt of [1, 2]) {
+        const out = await runBlock(project, "approvals.ts");
+        expect(out, `run ${attempt}`).toMatch(/^[0-9a-f]{32} main agent \[/m);
+        expect(out).toContain("name: 'write_file'");
+        expect(out).toContain("The plan is written.");
+        expect(out).toContain("path: '/home/gem/user-data/outputs/plan.md'");
+      }
+    });
+
     it("scripted.ts: the scripted-model test passes", async () => {
       await runBlock(project, "scripted.ts");
     });
