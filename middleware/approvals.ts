@@ -1,3 +1,4 @@
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { humanInTheLoopMiddleware, type InterruptOnConfig } from "langchain";
 import { type InterruptOn, resolveGates } from "../agents/interrupt-on.js";
 
@@ -18,5 +19,55 @@ export function createApprovalsMiddleware(interruptOn: InterruptOn | undefined) 
       ...(gate.description === undefined ? {} : { description: gate.description }),
     };
   }
-  return [humanInTheLoopMiddleware({ interruptOn: config })];
+  return [answeringSkippedCalls(humanInTheLoopMiddleware({ interruptOn: config }))];
+}
+
+type HitlMiddleware = ReturnType<typeof humanInTheLoopMiddleware>;
+type AfterModelHook = Extract<NonNullable<HitlMiddleware["afterModel"]>, { hook: unknown }>;
+
+/**
+ * langchain's middleware as it is, except for one gap it leaves: when a person rejects a call,
+ * it sends the model back to work without running that turn's other calls (the approved and the
+ * ungated ones) and without answering them, and an assistant turn with an unanswered call makes
+ * the next model request invalid for good (OpenAI-compatible APIs answer 400). Each such call
+ * gets a tool message saying it was not run and why, so the model can call it again.
+ */
+function answeringSkippedCalls(middleware: HitlMiddleware): HitlMiddleware {
+  const afterModel = middleware.afterModel as AfterModelHook | undefined;
+  if (!afterModel || typeof afterModel.hook !== "function") return middleware;
+  const hook = afterModel.hook;
+  const wrapped: AfterModelHook = {
+    ...afterModel,
+    hook: async (state, runtime) => {
+      const update = await hook(state, runtime);
+      if (!update || update.jumpTo !== "model" || !Array.isArray(update.messages)) return update;
+      const messages = update.messages as BaseMessage[];
+      const [turn] = messages;
+      if (!turn || !AIMessage.isInstance(turn)) return update;
+      const answered = new Set(
+        messages.filter(ToolMessage.isInstance).map((message) => message.tool_call_id),
+      );
+      const rejected = messages
+        .filter(ToolMessage.isInstance)
+        .map((message) => message.name)
+        .join(", ");
+      const skipped = (turn.tool_calls ?? []).filter((call) => !answered.has(call.id ?? ""));
+      return {
+        ...update,
+        messages: [
+          ...messages,
+          ...skipped.map(
+            (call) =>
+              new ToolMessage({
+                content: `not run: the person rejected another call of this turn (${rejected}); call ${call.name} again if it is still needed`,
+                name: call.name,
+                tool_call_id: call.id ?? "",
+                status: "error",
+              }),
+          ),
+        ],
+      };
+    },
+  };
+  return { ...middleware, afterModel: wrapped } as HitlMiddleware;
 }

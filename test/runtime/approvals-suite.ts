@@ -46,14 +46,14 @@ export function runApprovalsSuite(saver: SaverKindUnderTest): void {
     const harness = new ScriptedHarness(saver);
     afterEach(() => harness.dispose());
 
-    async function gatedMain(steps: ScriptStep[], gate: unknown = true) {
+    async function gatedMain(steps: ScriptStep[], gate: unknown = true, tools = ["note"]) {
       const log: string[] = [];
       const main = harness.model("main", steps);
       const runtime = await harness.setup({ "scripted:main": main }, { tools: [noteTool(log)] });
       await runtime.agents.create(
         "alice",
         mainAgentPayload("boss", "scripted:main", undefined, {
-          tools: ["note"],
+          tools,
           interrupt_on: { note: gate },
         }),
       );
@@ -131,6 +131,46 @@ export function runApprovalsSuite(saver: SaverKindUnderTest): void {
         command: { resume: { decisions: [{ type: "reject", message: "not this one" }] } },
       });
       expect(done.output).toBe("understood");
+      expect(log).toEqual([]);
+      harness.assertScriptsComplete();
+    });
+
+    it("a rejection among several calls of one turn leaves no call unanswered", async () => {
+      const { runtime, log } = await gatedMain(
+        [
+          {
+            reply: {
+              toolCalls: [
+                { name: "note", args: { text: "a" } },
+                { name: "current_time", args: {} },
+              ],
+            },
+          },
+          {
+            expect: (call) => {
+              const calls = call.messages.flatMap(
+                (m) => (m as { tool_calls?: { id?: string }[] }).tool_calls ?? [],
+              );
+              const answered = new Set(
+                call.messages
+                  .filter((m) => m.getType() === "tool")
+                  .map((m) => (m as ToolMessage).tool_call_id),
+              );
+              expect(calls.filter((c) => !answered.has(c.id ?? ""))).toEqual([]);
+            },
+            reply: { text: "fine" },
+          },
+        ],
+        true,
+        ["note", "current_time"],
+      );
+      await runtime.run({ uid: "alice", agent: "boss", threadId: "t1", input: "go" });
+      const done = await runtime.run({
+        uid: "alice",
+        threadId: "t1",
+        command: { resume: { decisions: [{ type: "reject" }] } },
+      });
+      expect(done.output).toBe("fine");
       expect(log).toEqual([]);
       harness.assertScriptsComplete();
     });
