@@ -495,6 +495,47 @@ export function runApprovalsSuite(saver: SaverKindUnderTest): void {
       });
     }
 
+    it("checks an edit of a subagent's call against that subagent's tool", async () => {
+      const log: string[] = [];
+      const main = harness.model("main", [
+        { reply: { toolCalls: [taskCall("writer", "write")] } },
+        { reply: { text: "ok" } },
+      ]);
+      const writer = harness.model("writer", [
+        { reply: { toolCalls: [{ name: "note", args: { text: "draft" } }] } },
+        { reply: { text: "written" } },
+      ]);
+      const runtime = await harness.setup(
+        { "scripted:main": main, "scripted:writer": writer },
+        { tools: [noteTool(log)] },
+      );
+      await runtime.agents.create(
+        "alice",
+        subagentPayload("writer", "scripted:writer", {
+          tools: ["note"],
+          interrupt_on: { note: true },
+        }),
+      );
+      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["writer"]));
+      await runtime.run({ uid: "alice", agent: "boss", threadId: "t1", input: "go" });
+      const edit = (args: unknown) => ({
+        resume: { decisions: [{ type: "edit", editedAction: { name: "note", args } }] },
+      });
+      const refused = await rejection(
+        runtime.run({ uid: "alice", threadId: "t1", command: edit({ text: "" }) }),
+      );
+      expect(refused.field).toBe("command.resume.decisions.0.editedAction.args");
+      expect(refused.message).toContain("text");
+      const done = await runtime.run({
+        uid: "alice",
+        threadId: "t1",
+        command: edit({ text: "final" }),
+      });
+      expect(done.output).toBe("ok");
+      expect(log).toEqual(["final"]);
+      harness.assertScriptsComplete();
+    });
+
     it("gates task itself: approve a delegation before the child starts, or edit it", async () => {
       const main = harness.model("main", [
         { reply: { toolCalls: [taskCall("reader", "read A")] } },
