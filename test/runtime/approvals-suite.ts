@@ -60,6 +60,36 @@ export function runApprovalsSuite(saver: SaverKindUnderTest): void {
       return { runtime, main, log };
     }
 
+    /**
+     * Alice's "boss" delegating to a "writer" subagent that gates `note` (all decisions), each
+     * with its script; `mainExtra` goes into the boss's context.
+     */
+    async function gatedWriter(
+      mainSteps: ScriptStep[],
+      writerSteps: ScriptStep[],
+      mainExtra: Record<string, unknown> = {},
+    ) {
+      const log: string[] = [];
+      const main = harness.model("main", mainSteps);
+      const writer = harness.model("writer", writerSteps);
+      const runtime = await harness.setup(
+        { "scripted:main": main, "scripted:writer": writer },
+        { tools: [noteTool(log)] },
+      );
+      await runtime.agents.create(
+        "alice",
+        subagentPayload("writer", "scripted:writer", {
+          tools: ["note"],
+          interrupt_on: { note: true },
+        }),
+      );
+      await runtime.agents.create(
+        "alice",
+        mainAgentPayload("boss", "scripted:main", ["writer"], mainExtra),
+      );
+      return { runtime, main, writer, log };
+    }
+
     it("pauses a main agent's gated call before it runs, and approve runs it once", async () => {
       const { runtime, main, log } = await gatedMain([
         { reply: { toolCalls: [{ name: "note", args: { text: "hello" } }] } },
@@ -376,47 +406,27 @@ export function runApprovalsSuite(saver: SaverKindUnderTest): void {
     });
 
     it("answers two paused subagents with one resume map, and a child that asks twice", async () => {
-      const log: string[] = [];
-      const main = harness.model("main", [
-        { reply: { toolCalls: [taskCall("writer", "one"), taskCall("writer", "two")] } },
-        { reply: { text: "all done" } },
-      ]);
-      const writer = harness.model("writer", [
-        {
-          reply: (call) => ({
-            toolCalls: [{ name: "note", args: { text: `${String(call.messages[0]?.content)}-a` } }],
-          }),
-        },
-        {
-          reply: (call) => ({
-            toolCalls: [{ name: "note", args: { text: `${String(call.messages[0]?.content)}-a` } }],
-          }),
-        },
-        {
-          reply: (call) => ({
-            toolCalls: [{ name: "note", args: { text: `${String(call.messages[0]?.content)}-b` } }],
-          }),
-        },
-        {
-          reply: (call) => ({
-            toolCalls: [{ name: "note", args: { text: `${String(call.messages[0]?.content)}-b` } }],
-          }),
-        },
-        { reply: { text: "finished" } },
-        { reply: { text: "finished" } },
-      ]);
-      const runtime = await harness.setup(
-        { "scripted:main": main, "scripted:writer": writer },
-        { tools: [noteTool(log)] },
-      );
-      await runtime.agents.create(
-        "alice",
-        subagentPayload("writer", "scripted:writer", {
-          tools: ["note"],
-          interrupt_on: { note: true },
+      const noteOf = (suffix: string): ScriptStep => ({
+        reply: (call) => ({
+          toolCalls: [
+            { name: "note", args: { text: `${String(call.messages[0]?.content)}-${suffix}` } },
+          ],
         }),
+      });
+      const { runtime, main, writer, log } = await gatedWriter(
+        [
+          { reply: { toolCalls: [taskCall("writer", "one"), taskCall("writer", "two")] } },
+          { reply: { text: "all done" } },
+        ],
+        [
+          noteOf("a"),
+          noteOf("a"),
+          noteOf("b"),
+          noteOf("b"),
+          { reply: { text: "finished" } },
+          { reply: { text: "finished" } },
+        ],
       );
-      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["writer"]));
 
       const first = await runtime.run({ uid: "alice", agent: "boss", threadId: "t1", input: "go" });
       expect(first.interrupts).toHaveLength(2);
@@ -446,29 +456,13 @@ export function runApprovalsSuite(saver: SaverKindUnderTest): void {
 
     /** One writer child with a 600 ms limit; each of its two model calls takes `delayMs`. */
     async function timedWriter(delayMs: number, waitMs: number) {
-      const log: string[] = [];
-      const main = harness.model("main", [
-        { reply: { toolCalls: [taskCall("writer", "write")] } },
-        { reply: { text: "ok" } },
-      ]);
-      const writer = harness.model("writer", [
-        { reply: { toolCalls: [{ name: "note", args: { text: "x" } }] }, delayMs },
-        { reply: { text: "written" }, delayMs },
-      ]);
-      const runtime = await harness.setup(
-        { "scripted:main": main, "scripted:writer": writer },
-        { tools: [noteTool(log)] },
-      );
-      await runtime.agents.create(
-        "alice",
-        subagentPayload("writer", "scripted:writer", {
-          tools: ["note"],
-          interrupt_on: { note: true },
-        }),
-      );
-      await runtime.agents.create(
-        "alice",
-        mainAgentPayload("boss", "scripted:main", ["writer"], { subagent_timeout_ms: 600 }),
+      const { runtime } = await gatedWriter(
+        [{ reply: { toolCalls: [taskCall("writer", "write")] } }, { reply: { text: "ok" } }],
+        [
+          { reply: { toolCalls: [{ name: "note", args: { text: "x" } }] }, delayMs },
+          { reply: { text: "written" }, delayMs },
+        ],
+        { subagent_timeout_ms: 600 },
       );
       await runtime.run({ uid: "alice", agent: "boss", threadId: "t1", input: "go" });
       await new Promise((resolve) => setTimeout(resolve, waitMs));
@@ -496,27 +490,13 @@ export function runApprovalsSuite(saver: SaverKindUnderTest): void {
     }
 
     it("checks an edit of a subagent's call against that subagent's tool", async () => {
-      const log: string[] = [];
-      const main = harness.model("main", [
-        { reply: { toolCalls: [taskCall("writer", "write")] } },
-        { reply: { text: "ok" } },
-      ]);
-      const writer = harness.model("writer", [
-        { reply: { toolCalls: [{ name: "note", args: { text: "draft" } }] } },
-        { reply: { text: "written" } },
-      ]);
-      const runtime = await harness.setup(
-        { "scripted:main": main, "scripted:writer": writer },
-        { tools: [noteTool(log)] },
+      const { runtime, log } = await gatedWriter(
+        [{ reply: { toolCalls: [taskCall("writer", "write")] } }, { reply: { text: "ok" } }],
+        [
+          { reply: { toolCalls: [{ name: "note", args: { text: "draft" } }] } },
+          { reply: { text: "written" } },
+        ],
       );
-      await runtime.agents.create(
-        "alice",
-        subagentPayload("writer", "scripted:writer", {
-          tools: ["note"],
-          interrupt_on: { note: true },
-        }),
-      );
-      await runtime.agents.create("alice", mainAgentPayload("boss", "scripted:main", ["writer"]));
       await runtime.run({ uid: "alice", agent: "boss", threadId: "t1", input: "go" });
       const edit = (args: unknown) => ({
         resume: { decisions: [{ type: "edit", editedAction: { name: "note", args } }] },
