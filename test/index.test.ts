@@ -41,6 +41,7 @@ describe("public API", () => {
         "ReplayModel",
         "ScriptedChatModel",
         "recordThread",
+        "replayThread",
         "rerecordThread",
       ].sort(),
     );

@@ -4,11 +4,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { seedDemo } from "../../agents/demo.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import {
+  type AnyThreadRecording,
   RECORDING_VERSION,
   ReplayModel,
   type ReplayOptions,
   type ThreadRecording,
   type ThreadRecordingV1,
+  type ThreadRecordingV2,
 } from "../../models/replay.js";
 import { recordThread } from "../../runs/recording.js";
 import { createRuntime, type Runtime } from "../../runtime.js";
@@ -17,6 +19,8 @@ import { rerecordThread } from "../../testing.js";
 const FIXTURE = new URL("../fixtures/recorded-thread.json", import.meta.url);
 /** The sample as version 1 wrote it (responses only), kept to test reading old fixtures. */
 const FIXTURE_V1 = new URL("../fixtures/historical/recorded-thread.v1.json", import.meta.url);
+/** The sample as version 2 wrote it (requests, no approvals), kept to test reading old fixtures. */
+const FIXTURE_V2 = new URL("../fixtures/historical/recorded-thread.v2.json", import.meta.url);
 
 /** Options every runtime here shares: nothing from the machine's data dir or environment. */
 const ISOLATED = { dataDir: "/tmp/replay-kit-unused", env: {} };
@@ -32,6 +36,15 @@ function loadV1(): ThreadRecordingV1 {
 /** The recording without message ids (they change on every run). */
 function withoutIds(recording: unknown): unknown {
   return JSON.parse(JSON.stringify(recording, (key, value) => (key === "id" ? undefined : value)));
+}
+
+/**
+ * The sample as the current version records it. The sample is a version 2 fixture; version 3
+ * only added `approval` to calls that waited for one, and the sample has none, so the rest is
+ * what a recording of the same thread holds now.
+ */
+function asCurrent(recording: ThreadRecording): ThreadRecording {
+  return { ...recording, version: RECORDING_VERSION };
 }
 
 /** The tool calls (name and arguments) of the recorded main agent's responses. */
@@ -82,7 +95,7 @@ describe("checkpoint replay kit (recordThread + ReplayModel)", () => {
 
   /** A runtime whose every agent is the replay of `recording`, with the demo agents. */
   async function replaying(
-    recording: ThreadRecording | ThreadRecordingV1,
+    recording: AnyThreadRecording,
     options: { replay?: ReplayOptions; change?: Change; record?: boolean } = {},
   ) {
     const replay = new ReplayModel(recording, options.replay);
@@ -104,7 +117,7 @@ describe("checkpoint replay kit (recordThread + ReplayModel)", () => {
    * run's error and what `assertComplete()` then throws.
    */
   async function replayTurns(
-    recording: ThreadRecording | ThreadRecordingV1,
+    recording: AnyThreadRecording,
     options: { replay?: ReplayOptions; change?: Change } = {},
   ) {
     const { replay, runtime } = await replaying(recording, options);
@@ -151,7 +164,7 @@ describe("checkpoint replay kit (recordThread + ReplayModel)", () => {
     }
     const again = await recordThread(runtime, "demo", "again");
     expect(again.version).toBe(RECORDING_VERSION);
-    expect(withoutIds(again)).toEqual(withoutIds(recording));
+    expect(withoutIds(again)).toEqual(withoutIds(asCurrent(recording)));
   });
 
   it("records what each call was sent: the prompt without the subagent list, the list, tools with schema hashes, the messages", () => {
@@ -417,18 +430,28 @@ describe("checkpoint replay kit (recordThread + ReplayModel)", () => {
         runtime: ISOLATED,
       });
       expect(upgraded.version).toBe(RECORDING_VERSION);
-      expect(withoutIds(upgraded)).toEqual(withoutIds(loadRecording()));
+      expect(withoutIds(upgraded)).toEqual(withoutIds(asCurrent(loadRecording())));
+    });
+
+    it("a version 2 recording (no approvals) replays strictly as it is", async () => {
+      const v2 = JSON.parse(readFileSync(FIXTURE_V2, "utf8")) as ThreadRecordingV2;
+      expect(v2.version).toBe(2);
+      const { runError, completeError, result } = await replayTurns(v2);
+
+      expect(runError).toBeUndefined();
+      expect(completeError).toBeUndefined();
+      expect(result?.output).toBe(v2.calls.at(-1)?.response.data.content);
     });
 
     it("an unknown version or a malformed recording is refused naming the field", () => {
       const future: ThreadRecording = JSON.parse(
-        JSON.stringify({ ...loadRecording(), version: 3 }),
+        JSON.stringify({ ...loadRecording(), version: RECORDING_VERSION + 1 }),
       );
       expect(() => new ReplayModel(future)).toThrow(
         expect.objectContaining({
           code: ErrorCode.Validation,
           message: expect.stringContaining(
-            "recording version 3 is not one this subagent-graph reads (1 or 2)",
+            `recording version ${RECORDING_VERSION + 1} is not one this subagent-graph reads (1 to ${RECORDING_VERSION})`,
           ),
         }),
       );
