@@ -23,6 +23,8 @@ const TICK_MS = 1000;
 export async function streamAnswer(
   context: CliContext,
   request: Omit<RunRequest, "signal">,
+  /** Child threads a resume takes up again (`ProgressOptions.resuming`). */
+  resuming?: Iterable<string>,
 ): Promise<AnswerOutcome> {
   const { runtime, io, interrupts } = context;
   const live = io.stdout.isTTY === true;
@@ -34,6 +36,7 @@ export async function streamAnswer(
     },
     live,
     columns: io.stdout.columns,
+    ...(resuming ? { resuming } : {}),
   });
   const signal = interrupts.beginRun();
   const timer = live ? setInterval(() => progress.tick(), TICK_MS) : undefined;

@@ -77,7 +77,8 @@ const COMMAND_DOCS: readonly CommandDoc[] = [
     ],
     options: ["uid", "data", "agent", "thread"],
     notes: [
-      'Only the demo user is created implicitly (with its agents); another --uid must have been\nadded with "users add" first. --thread takes a thread of yours ("threads list" lists them).',
+      'Only the demo user is created implicitly (with its agents); another --uid must have been\nadded with "users add" first. --thread takes a thread of yours ("threads list" lists them)\nand goes on with its agent unless --agent names another.',
+      'When a run pauses for approval (an agent\'s interrupt_on), each pending request is shown\n(who asks, the tool, its arguments, the decisions allowed) and asked: approve, edit (new\narguments as one line of JSON) or reject (with an optional message for the model). Piped\nstdin gives the answers one per line. Without answers (the question was piped, or the\ninput ended) the thread stays paused and chat exits with 3; "chat --thread <id>" asks\nagain, and "threads show <id>" lists what waits.',
     ],
     examples: [
       'chat "Compare solar and wind power for a small farm"',
@@ -103,9 +104,19 @@ const COMMAND_DOCS: readonly CommandDoc[] = [
         usage: "threads list",
         about: ["List your threads, most recently used first: id, agent, last use."],
       },
+      {
+        usage: "threads show <id>",
+        about: [
+          "Show one thread: its agent, last use, and the requests for approval it",
+          "waits on (id, the agent or subagent asking, tool, arguments).",
+        ],
+      },
     ],
     options: ["uid", "data"],
-    examples: ["threads list"],
+    notes: [
+      'A thread that waits for approval is answered with "chat --thread <id>": the chat asks\neach pending request (approve, edit the arguments as JSON, or reject with a message)\nbefore anything else, on a terminal or from answers piped one per line.',
+    ],
+    examples: ["threads list", "threads show <id>"],
   },
   {
     name: "skills",
@@ -459,6 +470,7 @@ export type Command =
   | { name: "agents-list"; store: StoreOptions }
   | { name: "agents-show"; store: StoreOptions; slug: string }
   | { name: "threads-list"; store: StoreOptions }
+  | { name: "threads-show"; store: StoreOptions; threadId: string }
   | { name: "demo"; store: StoreOptions }
   | ({ name: "serve" } & ServeOptions)
   | { name: "studio"; store: StoreOptions; host: string; port: number }
@@ -706,10 +718,18 @@ function threadsCommand(rest: string[], store: StoreOptions): Command {
     noMoreArguments("threads list", more);
     return { name: "threads-list", store };
   }
+  if (sub === "show") {
+    const [threadId, ...extra] = more;
+    if (threadId === undefined) {
+      throw new UsageError('"threads show" needs a thread id (see "threads list")');
+    }
+    noMoreArguments("threads show <id>", extra);
+    return { name: "threads-show", store, threadId };
+  }
   throw new UsageError(
     sub === undefined
-      ? '"threads" needs a subcommand: list'
-      : `unknown subcommand "threads ${sub}": use list`,
+      ? '"threads" needs a subcommand: list or show <id>'
+      : `unknown subcommand "threads ${sub}": use list or show <id>`,
   );
 }
 

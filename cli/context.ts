@@ -25,6 +25,12 @@ export interface CliContext {
 /** Exit code of a run cut short with Ctrl-C (128 + SIGINT, as shells report it). */
 export const EXIT_INTERRUPTED = 130;
 
+/**
+ * Exit code of a chat whose run waits for approval when stdin gave no answers (the question was
+ * piped, or the input ended first): the thread stays paused, `chat --thread <id>` answers it.
+ */
+export const EXIT_AWAITING_APPROVAL = 3;
+
 /** Writes one line to stdout. */
 export function say(io: Io, text: string): void {
   io.stdout.write(`${text}\n`);

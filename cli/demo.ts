@@ -1,5 +1,6 @@
 import type { StoreOptions } from "./args.js";
 import { type CliContext, say } from "./context.js";
+import { lazyAsker } from "./lines.js";
 import { askOnce, prepareChat } from "./session.js";
 
 /** The question `demo` asks: broad enough that research and review are both worth delegating. */
@@ -22,7 +23,14 @@ export async function demoCommand(context: CliContext, store: StoreOptions): Pro
   );
   say(context.io, `question: ${DEMO_QUESTION}`);
   say(context.io, "");
-  const code = await askOnce(context, target, DEMO_QUESTION, undefined);
+  // A demo agent may gate a tool: its requests are asked on stdin like chat's.
+  const asker = lazyAsker(context.io, context.onInterrupt);
+  let code: number;
+  try {
+    code = await askOnce(context, target, DEMO_QUESTION, undefined, asker.ask);
+  } finally {
+    asker.close();
+  }
   if (code === 0) say(context.io, 'ask your own: npm run chat -- "<your question>"');
   return code;
 }

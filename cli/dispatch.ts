@@ -15,7 +15,7 @@ import {
 import { updateKnowledgeBase } from "./kb-update.js";
 import { listMcpServers } from "./mcp.js";
 import { addSkill, listSkills, removeSkill } from "./skills.js";
-import { listThreads } from "./threads.js";
+import { listThreads, showThread } from "./threads.js";
 import { addUser, issueToken, listTokens, listUsers, revokeToken } from "./users.js";
 
 /**
@@ -39,6 +39,8 @@ export function dispatch(
       return showAgent(runtime, io, command.store, command.slug);
     case "threads-list":
       return listThreads(runtime, io, command.store);
+    case "threads-show":
+      return showThread(runtime, io, command.store, command.threadId);
     case "skills-list":
       return listSkills(runtime, io);
     case "skills-add":

@@ -15,6 +15,11 @@ export interface ProgressOptions {
   live?: boolean;
   /** Terminal width: the status line is cut to fit, because a wrapped line cannot be erased. */
   columns?: number;
+  /**
+   * Child threads that were waiting for approval when this run (a resume) began: their start
+   * event is shown as a resume.
+   */
+  resuming?: Iterable<string>;
 }
 
 /** A subagent between its start and finish events. */
@@ -22,6 +27,8 @@ interface RunningSubagent {
   slug: string;
   startedAt: number;
   tokens: number;
+  /** Paused on a gated tool call until a person decides (`subagent_waiting`). */
+  waiting: boolean;
 }
 
 /** Carriage return + "erase line": puts the cursor at column 0 of an empty line. */
@@ -50,6 +57,7 @@ export class ProgressRenderer {
   readonly #now: () => number;
   readonly #live: boolean;
   readonly #columns: number | undefined;
+  readonly #resuming: ReadonlySet<string>;
   /** Keyed by child thread id: token events name the child by its thread, not by call id. */
   readonly #running = new Map<string, RunningSubagent>();
   /** Tool call ids of task calls that reported a start or finish. */
@@ -65,6 +73,7 @@ export class ProgressRenderer {
     this.#now = options.now ?? Date.now;
     this.#live = options.live ?? false;
     this.#columns = options.columns;
+    this.#resuming = new Set(options.resuming ?? []);
   }
 
   /** How many subagents have started and not finished. */
@@ -100,11 +109,25 @@ export class ProgressRenderer {
           slug: event.subagent_type,
           startedAt: this.#now(),
           tokens: 0,
+          waiting: false,
         });
-        this.#line(`▸ ${event.subagent_type} started (thread ${event.child_thread_id})`);
+        this.#line(
+          `▸ ${event.subagent_type} ${this.#resuming.has(event.child_thread_id) ? "resumed" : "started"} (thread ${event.child_thread_id})`,
+        );
         return;
       case "subagent_finished":
         this.#finished(event.run);
+        return;
+      case "subagent_waiting": {
+        const running = this.#running.get(event.child_thread_id);
+        if (running) running.waiting = true;
+        this.#line(
+          `⏸ ${event.subagent_type} waiting for approval (thread ${event.child_thread_id})`,
+        );
+        return;
+      }
+      case "approval_requested":
+        // The chat shows each pending request in full once the run has paused (cli/turn.ts).
         return;
       case "run_finished":
         // Nothing of the main agent was shown (no tokens, no message events): show the answer.
@@ -182,6 +205,7 @@ export class ProgressRenderer {
   #drawStatus(): void {
     const now = this.#now();
     const parts = [...this.#running.values()].map((running) => {
+      if (running.waiting) return `${running.slug} waiting for approval`;
       const tokens = running.tokens > 0 ? `, ${plural(running.tokens, "token")}` : "";
       return `${running.slug} ${Math.floor((now - running.startedAt) / 1000)}s${tokens}`;
     });

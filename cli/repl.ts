@@ -1,19 +1,25 @@
-import { createInterface, type Interface } from "node:readline";
-import { streamAnswer } from "./answer.js";
+import type { AskLine } from "./approval-prompt.js";
 import { CHAT_COMMANDS_HELP } from "./args.js";
 import { type CliContext, EXIT_INTERRUPTED, say } from "./context.js";
+import { LineReader } from "./lines.js";
 import { describeError } from "./report.js";
-import { type ChatTarget, continueHint } from "./session.js";
+import { type ChatTarget, continueHint, sayPaused } from "./session.js";
+import { answerThread, runTurn, type TurnOutcome } from "./turn.js";
 
 /** The one-line reminder the chat opens with. */
 const HELP = "/help lists the commands, /exit or Ctrl-D quits.";
+
+/** What the chat prompt shows. */
+const PROMPT = "› ";
 
 /** What the prompt got: a line, end of input (Ctrl-D), or a request to quit (Ctrl-C). */
 type PromptResult = { line: string } | { end: "eof" | "quit" };
 
 /**
  * The interactive chat: one thread at a time (`/new` starts another), answers streamed with
- * progress. A failing question prints its error and the chat goes on.
+ * progress. A failing question prints its error and the chat goes on. A run that pauses for
+ * approval has its requests asked at the prompt (cli/turn.ts); a `threadId` left waiting is
+ * answered first.
  *
  * @returns the exit code: 0 after `/exit` or Ctrl-D, {@link EXIT_INTERRUPTED} after Ctrl-C.
  */
@@ -23,34 +29,30 @@ export async function repl(
   threadId: string | undefined,
 ): Promise<number> {
   const { io, interrupts } = context;
-  const rl = createInterface({
-    input: io.stdin,
-    output: io.stdout,
-    // Line editing writes escapes: only when the output is a terminal too.
-    terminal: io.stdin.isTTY === true && io.stdout.isTTY === true,
-    prompt: "› ",
-  });
-  // A terminal in raw mode sends Ctrl-C to readline as a key, not to the process as a signal.
-  rl.on("SIGINT", context.onInterrupt);
-  const ended = Promise.race([
-    new Promise<PromptResult>((resolve) => rl.once("close", () => resolve({ end: "eof" }))),
-    interrupts.quit.then((): PromptResult => ({ end: "quit" })),
-  ]);
+  const reader = new LineReader(io, context.onInterrupt);
+  const quit = interrupts.quit.then((): PromptResult => ({ end: "quit" }));
+  const prompt = (): Promise<PromptResult> =>
+    Promise.race([
+      reader
+        .next(PROMPT)
+        .then((line): PromptResult => (line === undefined ? { end: "eof" } : { line })),
+      quit,
+    ]);
   const session = { thread: threadId };
   say(
     io,
     `Chatting with "${target.agent.slug}" as ${target.store.uid}${threadId ? ` on thread ${threadId}` : ""}. ${HELP}`,
   );
   try {
-    const code = await converse(context, target, session, () =>
-      Promise.race([nextLine(rl), ended]),
+    const code = await converse(context, target, session, prompt, (text, draft) =>
+      reader.next(text, draft),
     );
     // The prompt (or ^C) is still on the line: end it before the last words.
     say(io, "");
     if (session.thread) say(io, `continue later: ${continueHint(target, session.thread)}`);
     return code;
   } finally {
-    rl.close();
+    reader.close();
   }
 }
 
@@ -60,8 +62,20 @@ async function converse(
   target: ChatTarget,
   session: { thread: string | undefined },
   prompt: () => Promise<PromptResult>,
+  ask: AskLine,
 ): Promise<number> {
   const { io } = context;
+  const approver = { ask, agent: target.agent.slug };
+  const uid = target.store.uid;
+  // A thread left waiting for approval is answered before anything else is sent on it.
+  if (session.thread) {
+    const pending = await context.runtime.threads.interrupts(uid, session.thread);
+    if (pending.length > 0) {
+      const outcome = await answerThread(context, uid, session.thread, pending, approver);
+      const ended = ending(context, target, session, outcome);
+      if (ended !== undefined) return ended;
+    }
+  }
   for (;;) {
     const next = await prompt();
     if ("end" in next) return next.end === "quit" ? EXIT_INTERRUPTED : 0;
@@ -82,17 +96,13 @@ async function converse(
       continue;
     }
     try {
-      const outcome = await streamAnswer(context, {
-        uid: target.store.uid,
-        agent: target.agent.id,
-        threadId: session.thread,
-        input,
-      });
-      if (outcome.kind === "quit") return EXIT_INTERRUPTED;
-      const ranOn = outcome.kind === "answered" ? outcome.result.threadId : outcome.threadId;
-      if (outcome.kind === "cancelled") say(io, "✗ run cancelled");
-      if (ranOn && ranOn !== session.thread) say(io, `(thread ${ranOn})`);
-      session.thread = ranOn ?? session.thread;
+      const outcome = await runTurn(
+        context,
+        { uid, agent: target.agent.id, threadId: session.thread, input },
+        approver,
+      );
+      const ended = ending(context, target, session, outcome);
+      if (ended !== undefined) return ended;
     } catch (error) {
       // One bad question (a busy thread, a model outage) should not end the conversation.
       io.stderr.write(`${describeError(error)}\n`);
@@ -100,8 +110,25 @@ async function converse(
   }
 }
 
-/** Shows the prompt and waits for the next line. */
-function nextLine(rl: Interface): Promise<PromptResult> {
-  rl.prompt();
-  return new Promise((resolve) => rl.once("line", (line: string) => resolve({ line })));
+/**
+ * Reports how a turn ended and follows its thread; returns the exit code when the chat ends
+ * with it (Ctrl-C to quit, or the input ended while a request waited for its answer).
+ */
+function ending(
+  context: CliContext,
+  target: ChatTarget,
+  session: { thread: string | undefined },
+  outcome: TurnOutcome,
+): number | undefined {
+  const { io } = context;
+  if (outcome.kind === "quit") return EXIT_INTERRUPTED;
+  const ranOn = outcome.kind === "answered" ? outcome.result.threadId : outcome.threadId;
+  if (outcome.kind === "cancelled") say(io, "✗ run cancelled");
+  if (ranOn && ranOn !== session.thread) say(io, `(thread ${ranOn})`);
+  session.thread = ranOn ?? session.thread;
+  if (outcome.kind === "paused") {
+    sayPaused(io, target, outcome.threadId, outcome.pending);
+    return 0;
+  }
+  return undefined;
 }

@@ -3,9 +3,17 @@ import type { AgentRecord } from "../agents/schema.js";
 import { ErrorCode, hasErrorCode, SubagentGraphError } from "../errors.js";
 import { defaultModelSpec, OFFLINE_MODEL } from "../models/factory.js";
 import type { Runtime } from "../runtime.js";
-import { streamAnswer } from "./answer.js";
+import { describeApproval, type PendingApproval } from "../middleware/approval-request.js";
+import type { AskLine } from "./approval-prompt.js";
 import type { StoreOptions } from "./args.js";
-import { type CliContext, EXIT_INTERRUPTED, say } from "./context.js";
+import {
+  type CliContext,
+  EXIT_AWAITING_APPROVAL,
+  EXIT_INTERRUPTED,
+  type Io,
+  say,
+} from "./context.js";
+import { answerThread, runTurn, type TurnOutcome } from "./turn.js";
 
 /** The agent a chat talks to, resolved once before the first question. */
 export interface ChatTarget {
@@ -16,8 +24,9 @@ export interface ChatTarget {
 }
 
 /**
- * Resolves the agent to chat with. Without `--agent` the user's default agent is used, and a
- * user without one gets the demo agents first, so a fresh install answers straight away. With
+ * Resolves the agent to chat with. Without `--agent` the agent of `threadId` goes on (when it
+ * has one that still exists), else the user's default agent is used, and a user without one
+ * gets the demo agents first, so a fresh install answers straight away. With
  * `--agent` nothing is created: the user asked for a specific agent, and seeding demo agents
  * beside it would be a surprise.
  *
@@ -39,7 +48,13 @@ export async function prepareChat(
   const { runtime, io } = context;
   await requireUser(runtime, store);
   if (threadId !== undefined) await requireThread(runtime, store, threadId);
-  const created = agentSlug === undefined ? await seedDemo(runtime, store.uid) : [];
+  // A thread goes on with the agent it was started with unless --agent says otherwise.
+  const threadAgent =
+    threadId !== undefined && agentSlug === undefined
+      ? await agentOfThread(runtime, store.uid, threadId)
+      : undefined;
+  const created =
+    agentSlug === undefined && threadAgent === undefined ? await seedDemo(runtime, store.uid) : [];
   if (created.length > 0) {
     say(
       io,
@@ -47,9 +62,10 @@ export async function prepareChat(
     );
   }
   const agent =
-    agentSlug === undefined
+    threadAgent ??
+    (agentSlug === undefined
       ? await runtime.agents.getDefault(store.uid)
-      : await runtime.agents.get(store.uid, agentSlug);
+      : await runtime.agents.get(store.uid, agentSlug));
   if (!agent) {
     throw new SubagentGraphError(
       ErrorCode.NotFound,
@@ -75,6 +91,22 @@ async function requireUser(runtime: Runtime, store: StoreOptions): Promise<void>
     `user "${store.uid}" does not exist${store.dataGiven ? ` in ${store.dataDir}` : ""}: add it with "${cliCommand(store, `users add ${quote(store.uid)}`, false)}" (its first chat then creates its demo agents), or leave out --uid to chat as "${DEMO_UID}"`,
     { field: "uid" },
   );
+}
+
+/** The agent `threadId` runs, unless it has none yet or it was deleted since. */
+async function agentOfThread(
+  runtime: Runtime,
+  uid: string,
+  threadId: string,
+): Promise<AgentRecord | undefined> {
+  const { agentId } = await runtime.threads.get(uid, threadId);
+  if (agentId === undefined) return undefined;
+  try {
+    return await runtime.agents.get(uid, agentId);
+  } catch (error) {
+    if (hasErrorCode(error, ErrorCode.NotFound)) return undefined;
+    throw error;
+  }
 }
 
 /** Fails unless `threadId` is one of the user's threads (a new one is what no --thread gives). */
@@ -128,35 +160,80 @@ export function continueHint(target: ChatTarget, threadId: string): string {
   return `npm run chat -- ${options.join(" ")} "<your follow-up>"`;
 }
 
+/** The command that answers what `threadId` waits on (the chat asks the pending requests first). */
+export function answerHint(target: ChatTarget, threadId: string): string {
+  return continueHint(target, threadId).replace(/ "<your follow-up>"$/, "");
+}
+
 /**
  * Asks one question on a new thread or `threadId`, printing progress, the answer and then the
- * thread id with the command that continues it.
+ * thread id with the command that continues it. A run that pauses for approval has its requests
+ * asked on `ask` (see cli/turn.ts); so do the requests `threadId` already waits on, before the
+ * question is sent.
  *
- * @returns the exit code: 0 answered, {@link EXIT_INTERRUPTED} when Ctrl-C cut it short.
+ * @param ask reads answers from stdin; undefined when stdin held the question.
+ * @returns the exit code: 0 answered, {@link EXIT_INTERRUPTED} when Ctrl-C cut it short,
+ *   {@link EXIT_AWAITING_APPROVAL} when the run waits for answers that stdin did not give.
  */
 export async function askOnce(
   context: CliContext,
   target: ChatTarget,
-  question: string,
+  question: string | undefined,
   threadId: string | undefined,
+  ask: AskLine | undefined,
 ): Promise<number> {
   const { io } = context;
-  const outcome = await streamAnswer(context, {
-    uid: target.store.uid,
-    agent: target.agent.id,
-    threadId,
-    input: question,
-  });
+  const approver = { ask, agent: target.agent.slug };
+  const uid = target.store.uid;
+  const waiting =
+    threadId === undefined ? [] : await context.runtime.threads.interrupts(uid, threadId);
+  let outcome: TurnOutcome | undefined;
+  // What the thread waits on is answered first: a new message would be refused.
+  if (threadId !== undefined && waiting.length > 0) {
+    outcome = await answerThread(context, uid, threadId, waiting, approver);
+  }
+  if (question !== undefined && (outcome === undefined || outcome.kind === "answered")) {
+    outcome = await runTurn(
+      context,
+      { uid, agent: target.agent.id, threadId, input: question },
+      approver,
+    );
+  }
+  if (outcome === undefined) {
+    // Only for --thread without a question, whose requests were answered meanwhile elsewhere.
+    say(io, `thread ${threadId} is not waiting for approval: nothing to answer`);
+    return 0;
+  }
   if (outcome.kind === "quit") return EXIT_INTERRUPTED;
   if (outcome.kind === "cancelled") {
     say(io, "✗ run cancelled");
     if (outcome.threadId) say(io, `thread: ${outcome.threadId}`);
     return EXIT_INTERRUPTED;
   }
+  if (outcome.kind === "paused") {
+    sayPaused(io, target, outcome.threadId, outcome.pending);
+    return EXIT_AWAITING_APPROVAL;
+  }
   say(io, "");
   say(io, `thread: ${outcome.result.threadId}`);
   say(io, `continue it: ${continueHint(target, outcome.result.threadId)}`);
   return 0;
+}
+
+/** Says that `threadId` was left waiting for approval, and how to answer. */
+export function sayPaused(
+  io: Io,
+  target: ChatTarget,
+  threadId: string,
+  pending: readonly PendingApproval[],
+): void {
+  say(io, "");
+  say(
+    io,
+    `⏸ thread ${threadId} waits for approval of ${pending.map((entry) => describeApproval(entry.value)).join("; ")}: nothing was decided`,
+  );
+  say(io, `thread: ${threadId}`);
+  say(io, `answer it: ${answerHint(target, threadId)}`);
 }
 
 /** Quotes a value for a POSIX shell when it needs it. */

@@ -1,7 +1,9 @@
 import type { Runtime } from "../runtime.js";
+import { argumentsLine } from "./approval-view.js";
 import type { StoreOptions } from "./args.js";
 import { type Io, say } from "./context.js";
-import { columns } from "./text.js";
+import { cliCommand } from "./session.js";
+import { columns, plural } from "./text.js";
 
 /** How many threads `threads list` shows, most recently used first. */
 export const THREADS_LISTED = 50;
@@ -35,5 +37,63 @@ export async function listThreads(runtime: Runtime, io: Io, store: StoreOptions)
   if (threads.length > THREADS_LISTED) {
     say(io, `(the ${THREADS_LISTED} most recently used; older threads are not shown)`);
   }
+  return 0;
+}
+
+/**
+ * `threads show <id>`: one thread of the user's, its agent and last use, and the requests for
+ * approval it waits on: one row per tool call (the interrupt id that answers it, who asks — the
+ * main agent or a subagent —, the tool, its arguments on one line), then how to answer them.
+ *
+ * @throws SubagentGraphError `NOT_FOUND` (field `thread_id`) unless the thread is the user's.
+ */
+export async function showThread(
+  runtime: Runtime,
+  io: Io,
+  store: StoreOptions,
+  threadId: string,
+): Promise<number> {
+  const thread = await runtime.threads.get(store.uid, threadId);
+  const pending = await runtime.threads.interrupts(store.uid, threadId);
+  const agents = await runtime.agents.list(store.uid);
+  const agent =
+    thread.agentId === undefined
+      ? undefined
+      : (agents.find((candidate) => candidate.id === thread.agentId)?.slug ?? "(agent deleted)");
+  say(io, `thread:     ${thread.threadId}`);
+  say(io, `agent:      ${agent ?? "- (no run yet)"}`);
+  say(io, `created:    ${thread.createdAt}`);
+  say(io, `last used:  ${thread.updatedAt}`);
+  if (pending.length === 0) {
+    say(io, `status:     ${thread.busy ? "running" : "idle"}, not waiting for approval`);
+    return 0;
+  }
+  say(io, `status:     waiting for approval (${plural(pending.length, "request")})`);
+  say(io, "");
+  say(
+    io,
+    columns([
+      ["ID", "ASKED BY", "TOOL", "ARGUMENTS"],
+      ...pending.flatMap((entry) =>
+        entry.value.actionRequests.map((action) => [
+          entry.id,
+          entry.value.subagent
+            ? `${entry.value.subagent.subagent_type} (subagent)`
+            : `${agent ?? "main agent"} (main)`,
+          action.name,
+          argumentsLine(action.args),
+        ]),
+      ),
+    ]),
+  );
+  const tasks = pending.flatMap((entry) => {
+    const { subagent } = entry.value;
+    return subagent
+      ? [`${entry.id}: subagent ${subagent.subagent_type}, task "${subagent.description}"`]
+      : [];
+  });
+  if (tasks.length > 0) say(io, ["", ...tasks].join("\n"));
+  say(io, "");
+  say(io, `answer: ${cliCommand(store, `chat --thread ${threadId}`)}`);
   return 0;
 }

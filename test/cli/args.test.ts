@@ -300,7 +300,21 @@ describe("parseCommandLine", () => {
       name: "threads-list",
       store: { uid: "alice", dataDir: "data", dataGiven: false },
     });
-    expect(usageError(["threads"]).message).toBe('"threads" needs a subcommand: list');
+    expect(usageError(["threads"]).message).toBe('"threads" needs a subcommand: list or show <id>');
+  });
+
+  it("parses threads show <id>", () => {
+    expect(parseCommandLine(["threads", "show", "t-1", "--uid", "alice"], {})).toEqual({
+      name: "threads-show",
+      store: { uid: "alice", dataDir: "data", dataGiven: false },
+      threadId: "t-1",
+    });
+    expect(usageError(["threads", "show"]).message).toBe(
+      '"threads show" needs a thread id (see "threads list")',
+    );
+    expect(usageError(["threads", "show", "t-1", "t-2"]).message).toBe(
+      '"threads show <id>" takes no further arguments, got "t-2"',
+    );
   });
 
   it.each([

@@ -8,7 +8,7 @@ const RESEARCHER = "t1_sub_researcher_aaaa1111";
 const REVIEWER = "t1_sub_reviewer_bbbb2222";
 
 /** A renderer writing into a string, with a clock the test moves by hand. */
-function harness(options: { live?: boolean; columns?: number } = {}) {
+function harness(options: { live?: boolean; columns?: number; resuming?: string[] } = {}) {
   let output = "";
   let now = 1_000_000;
   const renderer = new ProgressRenderer({
@@ -239,5 +239,44 @@ describe("ProgressRenderer", () => {
       },
     });
     expect(output()).toBe("The answer.\n");
+  });
+
+  it("shows a subagent paused on a gated call as waiting for approval, also on the status line", () => {
+    const { feed, renderer, advance, screen } = harness({ live: true });
+    feed(started("researcher", RESEARCHER), started("reviewer", REVIEWER));
+    feed({
+      type: "subagent_waiting",
+      threadId: THREAD,
+      id: "call-researcher",
+      subagent_type: "researcher",
+      child_thread_id: RESEARCHER,
+      description: "work for researcher",
+      started_at: "2025-01-01T00:00:00.000Z",
+      approval: {
+        id: "i1",
+        value: {
+          actionRequests: [{ name: "write_file", args: { path: "a" } }],
+          reviewConfigs: [{ actionName: "write_file", allowedDecisions: ["approve"] }],
+        },
+      },
+    });
+    advance(3000);
+    renderer.tick();
+    expect(screen().split("\n")).toEqual([
+      `▸ researcher started (thread ${RESEARCHER})`,
+      `▸ reviewer started (thread ${REVIEWER})`,
+      `⏸ researcher waiting for approval (thread ${RESEARCHER})`,
+      "… running: researcher waiting for approval · reviewer 3s",
+    ]);
+  });
+
+  it("shows the start of a child that a resume takes up again as resumed", () => {
+    const { feed, output } = harness({ resuming: [RESEARCHER] });
+    feed(started("researcher", RESEARCHER), started("reviewer", REVIEWER));
+    expect(output().split("\n")).toEqual([
+      `▸ researcher resumed (thread ${RESEARCHER})`,
+      `▸ reviewer started (thread ${REVIEWER})`,
+      "",
+    ]);
   });
 });
