@@ -14,6 +14,9 @@ export const DEMO_UID = "demo";
 /** The slugs of the demo's subagents, in the order the main agent lists them. */
 export const DEMO_SUBAGENTS = ["researcher", "reviewer"] as const;
 
+/** The demo's gated tool call: the researcher's `write_file` pauses for a person's decision. */
+export const DEMO_GATED_TOOL = { subagent: "researcher", tool: "write_file" } as const;
+
 /**
  * The demo agents, subagents first: the main agent's allow-list names them, and creating them
  * first means the assistant can run the moment it exists. `context.model` is left out on purpose
@@ -34,6 +37,15 @@ const DEMO_AGENTS = [
           "Do not guess: when something is unknown or depends on a choice, put it under a final heading 'Open questions'.",
           "Your reader is another agent, so be concise and skip greetings.",
         ].join("\n"),
+        // The demo's one gated tool: a researcher asked to save its notes waits for a person
+        // to approve, edit or reject the write (README "Approvals").
+        interrupt_on: {
+          write_file: {
+            allowed_decisions: ["approve", "edit", "reject"],
+            description:
+              "The researcher wants to write a file: approve, edit the path or text, or reject with a reason.",
+          },
+        },
       },
     },
   },
@@ -79,6 +91,7 @@ const DEMO_AGENTS = [
 /**
  * Creates the demo agents for `uid` when the user has no default agent yet: the subagents
  * `researcher` and `reviewer` and the default chat agent `assistant`, which may call both.
+ * The researcher's `write_file` waits for approval ({@link DEMO_GATED_TOOL}).
  *
  * Idempotent: a user with a default agent is left alone, and an agent whose slug the user
  * already owns is not created again (a seed interrupted half-way completes on the next call).

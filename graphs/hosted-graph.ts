@@ -1,3 +1,4 @@
+import { IterableReadableStream } from "@langchain/core/utils/stream";
 import { StateSchema } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { HostedAgentContext } from "../backends/context.js";
@@ -10,6 +11,7 @@ import {
 } from "../checkpoints/send-compacting-savers.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { PREGEL_CHECKPOINTER_KEY } from "../middleware/child-run.js";
+import { chunkShapeOf, withInterruptsLast } from "./hosted-interrupts.js";
 
 /** Stream options as a LangGraph server passes them (`context`, `configurable`, modes, …). */
 type StreamOptions = Record<string, unknown> & {
@@ -86,7 +88,10 @@ export interface HostedGraphOptions {
  * - a run without a saver (a thread-less run: `runs.wait(null, …)`, for which the server compiles
  *   nothing in) gets a fresh in-memory saver for that run alone. The agent and its subagents
  *   checkpoint there (subagents must: they run on child threads of the lent saver), and it is
- *   dropped with the run, as the server drops the run's temporary thread.
+ *   dropped with the run, as the server drops the run's temporary thread;
+ * - a run that pauses ends its stream with its pending interrupts as the last `values` chunk
+ *   ({@link withInterruptsLast}), so `runs.wait`'s result carries `__interrupt__` also when a
+ *   sibling subagent finished in the paused step.
  */
 export function hostedGraph(graph: AgentGraph, options: HostedGraphOptions): HostedGraph {
   const compiled = compiledGraphOf(graph);
@@ -96,7 +101,7 @@ export function hostedGraph(graph: AgentGraph, options: HostedGraphOptions): Hos
   Object.defineProperty(copy, "stream", {
     configurable: true,
     writable: true,
-    value: (input: unknown, callOptions: StreamOptions = {}) => {
+    value: async (input: unknown, callOptions: StreamOptions = {}) => {
       const context =
         callOptions.context === undefined
           ? options.context
@@ -107,7 +112,11 @@ export function hostedGraph(graph: AgentGraph, options: HostedGraphOptions): Hos
           options.sendRefReducers,
         );
       }
-      return stream(input, { ...callOptions, context, configurable });
+      const runOptions = { ...callOptions, context, configurable };
+      const shape = chunkShapeOf(runOptions);
+      if (!shape) return stream(input, runOptions);
+      const chunks = (await stream(input, runOptions)) as AsyncIterable<unknown>;
+      return IterableReadableStream.fromAsyncGenerator(withInterruptsLast(chunks, shape));
     },
   });
   if (options.describe) {

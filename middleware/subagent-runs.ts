@@ -15,6 +15,17 @@ import {
 export const subagentRunStatus = z.enum(["completed", "failed", "cancelled", "timeout", "waiting"]);
 export type SubagentRunStatus = z.infer<typeof subagentRunStatus>;
 
+/**
+ * An approval request, checked as {@link isApprovalRequest} does. A plain object schema, not
+ * `z.custom`: LangGraph servers describe the state with zod's JSON Schema conversion, which
+ * cannot represent a custom type and would drop `subagent_runs` from the schema Studio shows
+ * (`test/studio/studio-no-config.int.test.ts`).
+ */
+const approvalRequestSchema = z.looseObject({
+  actionRequests: z.array(z.unknown()),
+  reviewConfigs: z.array(z.unknown()),
+}) as unknown as z.ZodType<ApprovalRequest>;
+
 /** Token usage summed over a child's model calls (zero when the model reports none). */
 export const subagentUsageSchema = z.object({
   input_tokens: z.number().int().nonnegative(),
@@ -43,9 +54,7 @@ export const subagentRunSchema = z.object({
   artifacts: z.array(z.string()),
   usage: subagentUsageSchema,
   /** With status `waiting`: the parent's pending interrupt that answers the child's request. */
-  approval: z
-    .object({ id: z.string(), value: z.custom<ApprovalRequest>(isApprovalRequest) })
-    .optional(),
+  approval: z.object({ id: z.string(), value: approvalRequestSchema }).optional(),
 });
 export type SubagentRun = z.infer<typeof subagentRunSchema>;
 

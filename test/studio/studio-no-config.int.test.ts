@@ -1,12 +1,8 @@
-import { copyFile, mkdtemp, readdir, rm, stat, symlink } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bareEnv, type DevServer, spawnDevServer } from "../support/langgraph-dev.js";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+import { type NewcomerStudio, startNewcomerStudio } from "./newcomer-project.js";
 
 /** The context fields Studio's configuration panel shows, in order. */
 const PANEL_FIELDS = [
@@ -64,53 +60,24 @@ function agentValues(values: unknown): AgentValues {
 /**
  * A newcomer's Studio: `langgraphjs dev --config langgraph.json` started directly (not through
  * `npm run studio`), with nothing of ours configured (no `LANGGRAPH_CONFIG`, no assistant
- * context, no run context), driven with `@langchain/langgraph-sdk` as Studio's UI drives it.
- *
- * The server runs in a temporary project: the repository's `langgraph.json` copied as it is,
- * every other top-level entry linked, so it starts from a fresh `.langgraph_api/` (the dev
- * server keeps its state in the project folder) without touching the repository's own. The
- * agents live in a temporary data dir (`SUBAGENT_GRAPH_DATA`, else the server would write
- * `./data`).
+ * context, no run context), driven with `@langchain/langgraph-sdk` as Studio's UI drives it, in
+ * a temporary project with a fresh `.langgraph_api/` and data dir (`./newcomer-project.ts`).
  */
 describe("Studio with no configuration (langgraphjs dev on langgraph.json, driven by the SDK)", {
   timeout: 90_000,
 }, () => {
+  let studio: NewcomerStudio | undefined;
   let project = "";
-  let dataDir = "";
-  let server: DevServer | undefined;
   let client: Client;
 
   beforeAll(async () => {
-    project = await mkdtemp(join(tmpdir(), "studio-project-"));
-    dataDir = await mkdtemp(join(tmpdir(), "studio-data-"));
-    for (const entry of await readdir(ROOT)) {
-      if (entry.startsWith(".") || entry === "data" || entry === "langgraph.json") continue;
-      await symlink(join(ROOT, entry), join(project, entry));
-    }
-    await copyFile(join(ROOT, "langgraph.json"), join(project, "langgraph.json"));
-    server = await spawnDevServer({
-      command: join(ROOT, "node_modules", ".bin", "langgraphjs"),
-      args: (port) => [
-        "dev",
-        "--config",
-        "langgraph.json",
-        "--port",
-        String(port),
-        "--no-browser",
-        "--no-reload",
-      ],
-      cwd: project,
-      env: bareEnv({ SUBAGENT_GRAPH_DATA: dataDir, LANGSMITH_TRACING: "false" }),
-    });
-    await server.ready();
-    client = server.client;
+    studio = await startNewcomerStudio();
+    project = studio.project;
+    client = studio.server.client;
   }, 90_000);
 
   afterAll(async () => {
-    await server?.stop();
-    // Retried: a file the dev server wrote as it stopped can land while the folder is emptied.
-    if (project) await rm(project, { recursive: true, force: true, maxRetries: 10 });
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await studio?.dispose();
   });
 
   it("describes the run context for Studio's configuration panel: every field, its description, the default user", async () => {
