@@ -1,5 +1,5 @@
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
-import { humanInTheLoopMiddleware, type InterruptOnConfig } from "langchain";
+import { type AgentMiddleware, humanInTheLoopMiddleware, type InterruptOnConfig } from "langchain";
 import { type InterruptOn, resolveGates } from "../agents/interrupt-on.js";
 
 /**
@@ -9,7 +9,7 @@ import { type InterruptOn, resolveGates } from "../agents/interrupt-on.js";
  * the decisions it is resumed with. None (an empty list) when nothing is gated, so an agent
  * without approvals keeps its graph and costs exactly as before.
  */
-export function createApprovalsMiddleware(interruptOn: InterruptOn | undefined) {
+export function createApprovalsMiddleware(interruptOn: InterruptOn | undefined): AgentMiddleware[] {
   const gates = resolveGates(interruptOn);
   if (gates.size === 0) return [];
   const config: Record<string, InterruptOnConfig> = {};

@@ -10,6 +10,12 @@ export const OFFLINE_LABEL = "[offline model]";
 
 /** The name of the delegation tool the offline model knows how to use. */
 const TASK_TOOL = "task";
+/** The file tool it saves with, when asked to. */
+const WRITE_TOOL = "write_file";
+/** Where it saves its notes when asked to: the thread's outputs. */
+export const OFFLINE_NOTES_PATH = "/home/gem/user-data/outputs/notes.md";
+/** A request that asks for its answer to be saved. */
+const ASKS_TO_SAVE = /\bsave\b/i;
 
 /**
  * A deterministic chat model for the zero-setup default: no key, no network, same answer for the
@@ -20,6 +26,9 @@ const TASK_TOOL = "task";
  * - Given the results of those task calls, it writes its answer from them.
  * - Without `task` (as a subagent, or a main agent with no subagents) it answers from its own
  *   system prompt and the request.
+ * - Asked to save (the request says "save") and offered `write_file`, it first writes that
+ *   answer to {@link OFFLINE_NOTES_PATH}, so an agent that gates `write_file` (the demo's
+ *   researcher) pauses for approval with no key (README "Approvals").
  *
  * Every answer starts with {@link OFFLINE_LABEL}. It streams word by word like a real model.
  */
@@ -100,7 +109,18 @@ export class OfflineChatModel extends BaseChatModel {
         })),
       );
     }
-    return reply(conversation, answerFromPrompt(system, request));
+    const answer = answerFromPrompt(system, request);
+    const asked = conversation.at(-1)?.getType() === "human";
+    if (asked && this.boundTools.includes(WRITE_TOOL) && ASKS_TO_SAVE.test(request)) {
+      return reply(conversation, `${OFFLINE_LABEL} Saving my notes to ${OFFLINE_NOTES_PATH}.`, [
+        {
+          name: WRITE_TOOL,
+          args: { path: OFFLINE_NOTES_PATH, content: `${answer}\n` },
+          id: `offline-${conversation.length}-save`,
+        },
+      ]);
+    }
+    return reply(conversation, answer);
   }
 }
 

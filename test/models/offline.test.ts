@@ -2,7 +2,7 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/
 import { tool } from "@langchain/core/tools";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { OFFLINE_LABEL, OfflineChatModel } from "../../models/offline.js";
+import { OFFLINE_LABEL, OFFLINE_NOTES_PATH, OfflineChatModel } from "../../models/offline.js";
 
 const task = tool(async () => "", {
   name: "task",
@@ -73,6 +73,40 @@ describe("OfflineChatModel", () => {
     expect(first.content).toContain(`${OFFLINE_LABEL} Speaking as: You are a careful reviewer.`);
     expect(first.content).toContain("installation");
     expect(first.tool_calls ?? []).toEqual([]);
+  });
+
+  it("saves its answer with write_file when asked to save, then answers", async () => {
+    const writeFile = tool(async () => "", {
+      name: "write_file",
+      description: "write a file",
+      schema: z.object({ path: z.string(), content: z.string() }),
+    });
+    const model = new OfflineChatModel().bindTools([writeFile]);
+    const asked = [
+      new SystemMessage("You are a researcher."),
+      new HumanMessage("Save notes on tides"),
+    ];
+    const first = await model.invoke(asked);
+    expect(first.tool_calls).toEqual([
+      expect.objectContaining({
+        name: "write_file",
+        args: { path: OFFLINE_NOTES_PATH, content: expect.stringContaining("tides") },
+      }),
+    ]);
+    const callId = first.tool_calls?.[0]?.id ?? "";
+    const after = await model.invoke([
+      ...asked,
+      new AIMessage({ content: "", tool_calls: first.tool_calls ?? [] }),
+      new ToolMessage({ content: "wrote it", tool_call_id: callId, name: "write_file" }),
+    ]);
+    expect(after.tool_calls ?? []).toEqual([]);
+    expect(after.content).toContain("Speaking as: You are a researcher.");
+    // Not asked to save, or no write_file: no call.
+    expect(
+      (await model.invoke([asked[0] as SystemMessage, new HumanMessage("Notes on tides")]))
+        .tool_calls ?? [],
+    ).toEqual([]);
+    expect((await new OfflineChatModel().invoke(asked)).tool_calls ?? []).toEqual([]);
   });
 
   it("streams the same text it would return", async () => {
