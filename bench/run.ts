@@ -15,6 +15,7 @@ import { stopPostgres } from "./lib/postgres.js";
 import type { Scenario, ScenarioResult, TargetCheck } from "./lib/scenario.js";
 import { renderTable } from "./lib/table.js";
 import { msSince, nowNs } from "./lib/timing.js";
+import { approvalsScenario } from "./scenarios/approvals.js";
 import { buildScenario } from "./scenarios/build.js";
 import { checkpointScenario } from "./scenarios/checkpoints.js";
 import { dispatchScenario } from "./scenarios/dispatch.js";
@@ -35,6 +36,7 @@ const SCENARIOS: readonly Scenario[] = [
   buildScenario,
   promptScenario,
   knowledgeScenario,
+  approvalsScenario,
 ];
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");

@@ -62,6 +62,13 @@ export interface OurSystemOptions {
   childTools?: string[] | "all";
   /** Extra tools to register. */
   tools?: StructuredToolInterface[];
+  /** Extra models to register, by spec name (e.g. `bench:writer`). */
+  models?: Record<string, BaseChatModel>;
+  /**
+   * The main agent's subagents in place of the one `worker`: each a slug, a model spec and extra
+   * `context` (its `tools`, `interrupt_on`…; `tools` unset = every registered tool).
+   */
+  subagents?: BenchSubagent[];
   /**
    * The agent store: a SQLite database in memory (default, the same for every saver), or
    * `"data-dir"`: the runtime's default `<dataDir>/agents.sqlite`, as a deployed service has it.
@@ -75,6 +82,15 @@ export interface OurSystemOptions {
   checkpointStorage?: "full" | "delta";
   /** Updates of a delta channel between full snapshots. Default: the runtime's default. */
   deltaSnapshotFrequency?: number;
+}
+
+/** A subagent record of the bench (see {@link OurSystemOptions.subagents}). */
+export interface BenchSubagent {
+  slug: string;
+  /** A model spec registered with the runtime. */
+  model: string;
+  /** Extra `config_json.context` entries. */
+  context?: Record<string, unknown>;
 }
 
 /**
@@ -97,7 +113,11 @@ export async function openOurs(options: OurSystemOptions): Promise<OurSystem | u
     ...(options.store === "data-dir" ? {} : { database: ":memory:" }),
     env: postgresUrl ? { DATABASE_URL: postgresUrl } : {},
     warn: (message) => warnings.push(message),
-    models: { "bench:main": options.mainModel, "bench:child": options.childModel },
+    models: {
+      "bench:main": options.mainModel,
+      "bench:child": options.childModel,
+      ...options.models,
+    },
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.checkpointStorage ? { checkpointStorage: options.checkpointStorage } : {}),
@@ -105,14 +125,10 @@ export async function openOurs(options: OurSystemOptions): Promise<OurSystem | u
       ? { deltaSnapshotFrequency: options.deltaSnapshotFrequency }
       : {}),
   });
-  await runtime.agents.create(
-    UID,
-    subagentPayload(CHILD_NAME, "bench:child", toolsConfig(options.childTools)),
-  );
-  await runtime.agents.create(UID, {
-    ...mainAgentPayload(MAIN_SLUG, "bench:main", [CHILD_NAME], toolsConfig(options.mainTools)),
-    is_default: true,
-  });
+  const subagents = options.subagents ?? [
+    { slug: CHILD_NAME, model: "bench:child", context: toolsConfig(options.childTools) },
+  ];
+  await createBenchAgents(runtime, UID, subagents, toolsConfig(options.mainTools));
   const stock = await openStockSaver(runtime.checkpointer, dataDir, postgresUrl);
   return {
     runtime,
@@ -133,6 +149,30 @@ export async function openOurs(options: OurSystemOptions): Promise<OurSystem | u
       }
     },
   };
+}
+
+/**
+ * `uid`'s bench agents on `runtime`: the `subagents` and `boss`, its default main agent, allowed
+ * to call them, with `mainContext` (e.g. its `tools`).
+ */
+export async function createBenchAgents(
+  runtime: Runtime,
+  uid: string,
+  subagents: readonly BenchSubagent[],
+  mainContext: Record<string, unknown>,
+): Promise<void> {
+  for (const { slug, model, context } of subagents) {
+    await runtime.agents.create(uid, subagentPayload(slug, model, context));
+  }
+  await runtime.agents.create(uid, {
+    ...mainAgentPayload(
+      MAIN_SLUG,
+      "bench:main",
+      subagents.map((subagent) => subagent.slug),
+      mainContext,
+    ),
+    is_default: true,
+  });
 }
 
 /** A second saver on `saver`'s storage, of the class before our `Send` compaction. */
@@ -242,6 +282,8 @@ export interface DeepSubagent {
   systemPrompt: string;
   tools: StructuredTool[];
   model: BaseChatModel;
+  /** Its gated tools (langchain's `humanInTheLoopMiddleware` semantics). */
+  interruptOn?: Record<string, boolean>;
 }
 
 /**
