@@ -12,7 +12,7 @@ import type { ThreadRunState } from "../store/runs.js";
 import { metadataOf, type ThreadRecord, type ThreadRepository } from "../store/threads.js";
 import { pendingApprovalsAt } from "./approvals.js";
 import { checkForkEdit } from "./fork-values.js";
-import { AGENT_STATE_REDUCERS } from "./thread-state.js";
+import { AGENT_STATE_REDUCERS, wellFormed } from "./thread-state.js";
 
 /** A thread as the threads API shows it. */
 export interface ThreadInfo {
@@ -389,19 +389,34 @@ async function snapshotOf(
 
 /**
  * A state whose tasks wait on subagents' requests shows those `task` calls as `waiting` records
- * in `subagent_runs` (nothing is written for them: see `waitingRuns`).
+ * in `subagent_runs` (nothing is written for them: see `waitingRuns`), beside the records of the
+ * calls of the same step that finished meanwhile (saved as the step's pending writes, which the
+ * state's values take in only once the whole step ends, after the resume).
  */
 function withWaitingRuns(snapshot: StateSnapshot): StateSnapshot {
-  const pending = pendingApprovalsOf(snapshot.tasks.flatMap((task) => task.interrupts ?? []));
+  // A task with a result was resumed and finished (one of several requests answered): LangGraph
+  // still lists the interrupt it was resumed from until the step ends, but nothing waits on it.
+  const pending = pendingApprovalsOf(
+    snapshot.tasks
+      .filter((task) => task.result === undefined)
+      .flatMap((task) => task.interrupts ?? []),
+  );
   const waiting = waitingRuns(pending);
   if (waiting.length === 0) return snapshot;
+  const finished = snapshot.tasks.flatMap((task) => {
+    const records = (task.result as { subagent_runs?: unknown } | null | undefined)?.subagent_runs;
+    return Array.isArray(records) ? wellFormed(records) : [];
+  });
   const values = snapshot.values as Record<string, unknown>;
   const current = Array.isArray(values.subagent_runs)
     ? (values.subagent_runs as SubagentRun[])
     : [];
   return {
     ...snapshot,
-    values: { ...values, subagent_runs: upsertSubagentRuns(current, waiting) },
+    values: {
+      ...values,
+      subagent_runs: upsertSubagentRuns(upsertSubagentRuns(current, finished), waiting),
+    },
   };
 }
 

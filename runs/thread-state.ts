@@ -148,7 +148,7 @@ export function stateOfValues(
 }
 
 /** Checkpoints are data from disk: keep only well-formed records. */
-function wellFormed(runs: unknown[]): SubagentRun[] {
+export function wellFormed(runs: unknown[]): SubagentRun[] {
   return runs.flatMap((run) => {
     const parsed = subagentRunSchema.safeParse(run);
     return parsed.success ? [parsed.data] : [];

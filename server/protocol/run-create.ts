@@ -48,6 +48,11 @@ export interface ParsedRunCreate {
   input: string | undefined;
   /** Replay/branch from this checkpoint instead of the latest. */
   checkpointId: string | undefined;
+  /**
+   * Answers to the requests for approval the thread waits on (`command.resume`, passed to the
+   * runtime as `RunRequest.command`, which checks it before anything runs); never with `input`.
+   */
+  command: { resume: unknown } | undefined;
   streamModes: WireStreamMode[];
   subgraphs: boolean;
   cancelOnDisconnect: boolean;
@@ -73,12 +78,7 @@ export function parseRunCreate(
   body: RunCreateBody,
   defaultModes: WireStreamMode[],
 ): ParsedRunCreate {
-  if (body.command !== undefined && body.command !== null) {
-    throw unsupported(
-      "command",
-      "these agents never interrupt, so there is nothing to resume: send input instead",
-    );
-  }
+  const command = commandOf(body);
   for (const field of [
     "interrupt_before",
     "interrupt_after",
@@ -109,10 +109,20 @@ export function parseRunCreate(
     );
   }
   checkConfig(body.config);
+  const input = body.input === undefined || body.input === null ? undefined : inputText(body.input);
+  const checkpointId = checkpointIdOf(body);
+  if (command && input !== undefined) {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      "command: send either input (a new message) or command.resume (decisions on pending requests), not both",
+      { field: "command" },
+    );
+  }
   return {
     assistantId: body.assistant_id,
-    input: body.input === undefined || body.input === null ? undefined : inputText(body.input),
-    checkpointId: checkpointIdOf(body),
+    input,
+    checkpointId,
+    command,
     streamModes: parseStreamModes(body.stream_mode, defaultModes),
     subgraphs: body.stream_subgraphs === true,
     cancelOnDisconnect: body.on_disconnect === "cancel",
@@ -120,6 +130,47 @@ export function parseRunCreate(
     metadata: body.metadata ?? {},
     multitaskStrategy: body.multitask_strategy ?? "reject",
   };
+}
+
+/**
+ * The body's `command`: LangGraph's `Command` of which we honour `resume` (README "Approvals":
+ * langchain's `{ decisions }`, or a map from interrupt id to it). `goto` and `update` would steer
+ * or rewrite the graph from outside, which these agents' threads do not take.
+ */
+function commandOf(body: RunCreateBody): { resume: unknown } | undefined {
+  const command = body.command;
+  if (command === undefined || command === null) return undefined;
+  const fix =
+    'send command {"resume":{"decisions":[{"type":"approve"}]}} (or a map from interrupt id to that when several requests are pending)';
+  if (typeof command !== "object" || Array.isArray(command)) {
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `command ${shown(command)} is invalid: ${fix}`,
+      { field: "command" },
+    );
+  }
+  const { resume, ...rest } = command as Record<string, unknown>;
+  for (const [key, value] of Object.entries(rest)) {
+    if (value === undefined || value === null) continue;
+    throw unsupported(
+      `command.${key}`,
+      key === "goto" || key === "update"
+        ? `not supported by this server: a run resumes its thread only with command.resume (answers to pending approval requests); leave command.${key} out`
+        : `not a field of LangGraph's Command we take: only command.resume is (answers to pending approval requests); leave command.${key} out`,
+    );
+  }
+  if (resume === undefined) {
+    throw new SubagentGraphError(ErrorCode.Validation, `command.resume is missing: ${fix}`, {
+      field: "command.resume",
+    });
+  }
+  return { resume };
+}
+
+/** A value as a message shows it: JSON, cut short. */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
 /** `checkpoint_id`, or `checkpoint.checkpoint_id` (what `useStream` sends when branching). */

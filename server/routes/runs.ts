@@ -68,9 +68,47 @@ export function runRoutes(
       // The runtime's answer for a thread the caller does not have.
       if (!parsed.createThread) await runtime.threads.check(uid, thread.id);
       if (parsed.checkpointId) throw checkpointNotFound(parsed.checkpointId, thread.external, body);
+      if (parsed.command) throw nothingToResume(thread.external);
       if (parsed.input === undefined) throw nothingToRun(thread.external, undefined);
       threadId = newThreadId(uid, thread.external);
       await runtime.threads.create(uid, { threadId, ifExists: "do_nothing" });
+    } else if (parsed.command) {
+      if (runs.forThread(uid, threadId).some((run) => !run.finished)) {
+        // Answered before the resume is checked: while a run goes on, what the thread waits on
+        // is about to change.
+        throw new SubagentGraphError(
+          ErrorCode.ThreadBusy,
+          `thread "${thread.external}" has a run in progress: wait for it to end, then resume what it waits on (GET /threads/${thread.external} lists its interrupts)`,
+          { field: "thread_id" },
+        );
+      }
+      const bound = (await runtime.threads.get(uid, threadId)).agentId;
+      if (bound && bound !== agent.id) {
+        // The requests wait in that agent's graph (its gates, its tools): another agent's
+        // graph would not find the step that asked, nor check an edit against its tools.
+        throw new SubagentGraphError(
+          ErrorCode.Validation,
+          `assistant_id: thread "${thread.external}" waits for approval under assistant "${bound}", not "${body.assistant_id}": resume it with assistant_id "${bound}"`,
+          { field: "assistant_id" },
+        );
+      }
+      if (parsed.checkpointId) {
+        await checkHeadCheckpoint(uid, thread, body);
+        parsed.checkpointId = undefined;
+      }
+      // Checked before anything is queued or written (the runtime checks it again as the run
+      // starts): a bad resume is refused naming its field, and the requests stay pending.
+      // A fleet's worker gets the checked map by interrupt id, which answers exactly the
+      // requests seen here whenever it runs.
+      if (runtime.fleet) {
+        const resume = await runtime.checkResume({
+          uid,
+          threadId,
+          agent: agent.id,
+          command: parsed.command,
+        });
+        parsed.command = { resume };
+      }
     } else if (parsed.input === undefined || parsed.checkpointId) {
       // Checked here as well as by the runtime, which refuses only after it has recorded the run:
       // a refused request writes nothing. A queued run (fleet) would find an unknown checkpoint
@@ -95,6 +133,7 @@ export function runRoutes(
         request: {
           ...(parsed.input === undefined ? {} : { input: parsed.input }),
           ...(parsed.checkpointId ? { checkpointId: parsed.checkpointId } : {}),
+          ...(parsed.command ? { command: parsed.command } : {}),
           streamModes: [...parsed.streamModes],
           subgraphs: parsed.subgraphs,
           multitaskStrategy: parsed.multitaskStrategy,
@@ -109,6 +148,7 @@ export function runRoutes(
         agentId: agent.id,
         input: parsed.input,
         checkpointId: parsed.checkpointId,
+        command: parsed.command,
         streamModes: parsed.streamModes,
         subgraphs: parsed.subgraphs,
         metadata: parsed.metadata,
@@ -121,6 +161,29 @@ export function runRoutes(
         throw error;
       });
     return { run, cancelOnDisconnect: parsed.cancelOnDisconnect };
+  }
+
+  /**
+   * A resume may name the checkpoint it answers only as `useStream` does: the thread's newest,
+   * where the requests wait (the same as leaving it out). Any other is refused, since a resume
+   * goes on from the newest checkpoint.
+   * @throws SubagentGraphError `VALIDATION_FAILED` naming `checkpoint_id` or `checkpoint`
+   */
+  async function checkHeadCheckpoint(
+    uid: string,
+    thread: ThreadRef,
+    body: RunCreateBody,
+  ): Promise<void> {
+    const field = body.checkpoint_id ? "checkpoint_id" : "checkpoint";
+    const asked = body.checkpoint_id || body.checkpoint?.checkpoint_id;
+    const head = (await runtime.threads.state(uid, thread.id))?.config.configurable
+      ?.checkpoint_id as string | undefined;
+    if (head !== undefined && head === asked) return;
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `${field}: command.resume answers the requests the thread's newest checkpoint${head ? ` ("${head}")` : ""} waits on, not checkpoint "${asked}": leave ${field} out`,
+      { field },
+    );
   }
 
   /**
@@ -471,6 +534,15 @@ function nothingToRun(threadId: string, checkpointId: string | undefined) {
     ErrorCode.Validation,
     `thread "${threadId}" has nothing to run${checkpointId ? ` from checkpoint "${checkpointId}"` : ""}: its turn is complete, so pass input (a new message), or a checkpoint_id from before the step to replay`,
     { field: "input" },
+  );
+}
+
+/** A resume (`command`) for a thread the caller has not run yet: nothing waits on it. */
+function nothingToResume(threadId: string) {
+  return new SubagentGraphError(
+    ErrorCode.Validation,
+    `thread "${threadId}" has never run, so it is not waiting for any approval and there is nothing to resume: send input (a new message) instead of command`,
+    { field: "command" },
   );
 }
 

@@ -1,3 +1,4 @@
+import type { StateSnapshot } from "@langchain/langgraph";
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -69,7 +70,7 @@ async function threadOf(
   withState = true,
 ): Promise<z.infer<typeof threadSchema>> {
   // The state (a checkpoint read and the graph's next step) is the costly part; a search that
-  // selects none of values, status and state_updated_at skips it.
+  // selects none of values, status, state_updated_at and interrupts skips it.
   const state = withState ? await runtime.threads.state(uid, info.threadId) : undefined;
   const running = runs.forThread(uid, info.threadId).some((run) => !run.finished);
   const status =
@@ -94,8 +95,18 @@ async function threadOf(
     status,
     config: {},
     values: state ? serializeSnapshot(state, info.threadId).values : {},
-    interrupts: {},
+    interrupts: state ? interruptsByTask(state.tasks) : {},
   };
+}
+
+/**
+ * The API's `Thread.interrupts`: each task of the thread's head with its interrupts
+ * (`[{ id, value }]`), keyed by task id, as the reference server fills it from the head's tasks
+ * (`@langchain/langgraph-api`'s `threads.setStatus`); a task that finished or failed in the
+ * paused step shows `[]`. Empty when the thread waits on nothing.
+ */
+function interruptsByTask(tasks: StateSnapshot["tasks"]): Record<string, unknown> {
+  return Object.fromEntries(tasks.map((task) => [task.id, serializeValue(task.interrupts ?? [])]));
 }
 
 /** `/threads`: the caller's threads and their LangGraph state and history. */
@@ -206,7 +217,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
               .min(1)
               .optional()
               .describe(
-                "the fields to answer with (default all); without values, status and state_updated_at no state is read",
+                "the fields to answer with (default all); without values, status, state_updated_at and interrupts no state is read",
               ),
           })
           .optional(),
@@ -222,7 +233,11 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
       const body = request.body ?? {};
       const select = body.select ? new Set<string>(body.select) : undefined;
       const withState =
-        !select || select.has("values") || select.has("status") || select.has("state_updated_at");
+        !select ||
+        select.has("values") ||
+        select.has("status") ||
+        select.has("state_updated_at") ||
+        select.has("interrupts");
       const threads = await findThreads(
         request.uid,
         body,

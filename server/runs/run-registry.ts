@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { INTERRUPT } from "@langchain/langgraph";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import type { PendingApproval } from "../../middleware/approval-request.js";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
 import type { Fleet } from "../../runs/fleet.js";
 import type { GraphStreamChunk } from "../../runs/events.js";
@@ -25,6 +26,8 @@ export interface RunOptions {
   /** The new message; undefined = run what the thread (or `checkpointId`) has next. */
   input: string | undefined;
   checkpointId: string | undefined;
+  /** Answers to the requests for approval the thread waits on (`RunRequest.command`). */
+  command?: { resume: unknown } | undefined;
   streamModes: readonly WireStreamMode[];
   subgraphs: boolean;
   metadata: Record<string, unknown>;
@@ -54,6 +57,13 @@ export class ManagedRun {
   error: { error: ErrorCode; message: string } | undefined;
   /** Records of the task calls this run made (filled when it ends, whatever its end). */
   subagentRuns: SubagentRun[] = [];
+  /** Why it ended as it did, from its record (a run paused for approval names what it waits for). */
+  statusReason: string | null = null;
+  /**
+   * It ended `interrupted` because it paused for approval (not by a cancel): it ended well, and
+   * its final values carry LangGraph's `__interrupt__`.
+   */
+  paused = false;
   readonly done: Promise<void>;
   readonly controller = new AbortController();
 
@@ -91,8 +101,9 @@ export class ManagedRun {
       multitask_strategy: "reject" as const,
       created_at: this.createdAt,
       updated_at: this.updatedAt,
-      // A run of this process ends by itself (or by a cancel, which its status says).
-      status_reason: null,
+      // A run of this process ends by itself (or by a cancel, which its status says), or pauses
+      // for approval, which its record says.
+      status_reason: this.statusReason,
       subagent_runs: this.subagentRuns,
     };
   }
@@ -145,7 +156,7 @@ export class ManagedRun {
     // Done once the log is closed too, so a process shutting down waits for its end marker,
     // which carries a successful run's final values to its joins.
     const ending =
-      status === "success" && this.finalValues !== undefined
+      (status === "success" || this.paused) && this.finalValues !== undefined
         ? { values: this.finalValues }
         : undefined;
     if (this.log) void this.log.end(ending).then(this.finish, this.finish);
@@ -198,6 +209,7 @@ export class RunRegistry {
         agentId: row.agent_id,
         input: request.input,
         checkpointId: request.checkpointId,
+        command: request.command,
         streamModes: request.streamModes as WireStreamMode[],
         subgraphs: request.subgraphs,
         metadata: runInfoOf(row).metadata,
@@ -311,6 +323,7 @@ export class RunRegistry {
     const modes = new Set(run.options.streamModes);
     const { threadId, uid } = run.options;
     let lastValues: object | undefined;
+    let interrupts: readonly PendingApproval[] = [];
     try {
       for await (const item of items) {
         if (item.kind === "chunk") {
@@ -327,12 +340,24 @@ export class RunRegistry {
           run.subagentRuns = item.result.subagentRuns.filter(
             (record) => record.started_at >= run.createdAt,
           );
+          interrupts = item.result.interrupts;
         }
       }
-      if (lastValues) run.finalValues = serializeValue(lastValues);
+      if (interrupts.length > 0) {
+        // A run that paused for approval answers as LangGraph's `invoke` does: the state plus
+        // `__interrupt__`, the requests it waits on (`runs.wait` and `join` read it). The state
+        // is read back: the last one streamed is from before the paused step, while the
+        // thread's shows the step's waiting children and those that finished meanwhile.
+        await this.captureFinalValues(run, uid, threadId);
+        run.finalValues = {
+          ...(run.finalValues as object),
+          [INTERRUPT]: serializeValue(interrupts),
+        };
+        run.paused = true;
+      } else if (lastValues) run.finalValues = serializeValue(lastValues);
       else if (result === "kept") await this.captureFinalValues(run, uid, threadId);
       if (result === "kept") await this.captureSubagentRuns(run);
-      run.end("success");
+      run.end(interrupts.length > 0 ? "interrupted" : "success");
     } catch (error) {
       if (SubagentGraphError.isInstance(error) && error.code === ErrorCode.RunSuperseded) {
         run.abandon();
@@ -355,7 +380,10 @@ export class RunRegistry {
    */
   private async captureSubagentRuns(run: ManagedRun): Promise<void> {
     const info = await this.runtime.runInfo(run.options.uid, run.runId).catch(() => undefined);
-    if (info) run.subagentRuns = info.subagent_runs;
+    if (info) {
+      run.subagentRuns = info.subagent_runs;
+      run.statusReason = info.status_reason;
+    }
   }
 
   private async captureFinalValues(run: ManagedRun, uid: string, threadId: string) {
@@ -384,6 +412,7 @@ function runRequest(run: ManagedRun): RunRequest {
     threadId: options.threadId,
     ...(options.input === undefined ? {} : { input: options.input }),
     ...(options.checkpointId ? { checkpointId: options.checkpointId } : {}),
+    ...(options.command ? { command: options.command } : {}),
     signal: run.controller.signal,
     runId: run.runId,
     metadata: options.metadata,
