@@ -1,3 +1,4 @@
+import type { ApprovalResponse } from "../middleware/approval-request.js";
 import type { RunQueue } from "../store/run-queue.js";
 import type { RunRepository, StoredRunStatus } from "../store/runs.js";
 import type { AbandonedRuns } from "./abandoned-runs.js";
@@ -31,6 +32,18 @@ export interface RunApi {
     request: RunRequest,
     streamMode: readonly GraphStreamMode[],
   ): AsyncGenerator<RawRunItem>;
+  /**
+   * Checks `request.command.resume` against the requests for approval its thread waits on, as
+   * {@link RunApi.run} does before it runs, but runs and writes nothing: what a process that
+   * queues a resume for a fleet's workers checks first, so a bad resume is refused with nothing
+   * queued. Returns it as LangGraph's map from interrupt id to response, which answers exactly
+   * the requests it was checked against (a single `{ decisions }` would answer whatever one
+   * request is pending when the run starts).
+   *
+   * @throws SubagentGraphError `VALIDATION_FAILED` naming `command.resume…` (or `command` when
+   *   nothing is pending), as `run` would.
+   */
+  checkResume(request: RunRequest): Promise<Record<string, ApprovalResponse>>;
   /**
    * Stops a running run of `uid` whichever process runs it (this one at once, with every
    * running subagent; another at its next heartbeat); false when `uid` has no such run running.
@@ -172,6 +185,8 @@ export function createRunApi(deps: RunApiDeps): RunApi {
     },
 
     streamChunks,
+
+    checkResume: (request) => lifecycle.checkResume(request),
 
     async cancel(uid, runId) {
       ensureOpen();

@@ -6,7 +6,11 @@ import type { AgentRecord } from "../agents/schema.js";
 import { type AgentGraph, agentTools } from "../backends/registry.js";
 import { ErrorCode, SubagentGraphError, validationError } from "../errors.js";
 import type { AgentGraphs } from "../graphs/agent-graphs.js";
-import { describeApproval, type PendingApproval } from "../middleware/approval-request.js";
+import {
+  type ApprovalResponse,
+  describeApproval,
+  type PendingApproval,
+} from "../middleware/approval-request.js";
 import { NEW_INPUT_KEY, RUN_ID_KEY } from "../middleware/child-run.js";
 import { addUsage } from "../middleware/run-records.js";
 import { type SubagentRun, upsertSubagentRuns, waitingRuns } from "../middleware/subagent-runs.js";
@@ -270,6 +274,17 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     };
   }
 
+  /** See {@link RunLifecycle.checkResume}. */
+  async function checkResumeOf(request: RunRequest): Promise<Record<string, ApprovalResponse>> {
+    ensureOpen();
+    const threadId = request.threadId ?? "";
+    validateThreadId(threadId);
+    const existing = await threads.get(request.uid, threadId);
+    const record = await mainAgent(request.uid, request.agent ?? (existing?.agent_id || undefined));
+    const graph = await graphs.mainGraph(request.uid, record);
+    return checkedResume(request, threadId, record, graph, existing !== undefined);
+  }
+
   /** `request.command.resume`, checked against what the thread waits on (see checkResume). */
   async function checkedResume(
     request: RunRequest,
@@ -290,7 +305,15 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
         "command.resume answers the requests the thread's newest checkpoint waits on: leave checkpoint_id out",
       );
     }
-    const pending = threadExists ? await pendingApprovalsAt(saver, threadId) : [];
+    if (!threadExists) {
+      // Absent, or another user's: the same answer, as for any thread.
+      throw new SubagentGraphError(
+        ErrorCode.NotFound,
+        `thread "${threadId}" not found: command.resume answers a paused thread of yours; pass its id`,
+        { field: "thread_id" },
+      );
+    }
+    const pending = await pendingApprovalsAt(saver, threadId);
     return checkResume(threadId, pending, request.command?.resume, async (entry) => {
       const subagent = entry.value.subagent?.subagent_type;
       if (subagent === undefined) return agentTools(graph);
@@ -315,12 +338,24 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     });
     const newestId = newest?.checkpoint.id ?? "";
     const wrote = claimed.startCheckpointId !== null && claimed.startCheckpointId !== newestId;
-    if (claimed.attempt > 1 && wrote) {
-      const { input: _input, checkpointId: _checkpointId, command: _command, ...rest } = request;
-      return { request: rest, resuming: true };
-    }
+    const { input: _input, checkpointId: _checkpointId, command: _command, ...rest } = request;
+    if (claimed.attempt > 1 && wrote) return { request: rest, resuming: true };
     if (claimed.startCheckpointId === null) {
       await claimed.queue.setStartCheckpoint(request.runId ?? "", newestId);
+    }
+    if (claimed.attempt > 1 && request.command) {
+      // A resume whose earlier attempt died before the thread's next checkpoint: the answers
+      // are given again (LangGraph saves the answer a task consumed only with the task's
+      // result, so a task still running when its process died has lost it), except to the
+      // calls that attempt finished, which no longer wait: their results are saved and they do
+      // not run again (a checked map naming them would be refused). None left: the step's
+      // saved writes are all it needs.
+      const resume = stillPending(
+        request.command.resume,
+        await pendingApprovalsAt(saver, threadId),
+      );
+      if (resume === undefined) return { request: rest, resuming: true };
+      return { request: { ...request, command: { resume } }, resuming: false };
     }
     return { request, resuming: false };
   }
@@ -440,7 +475,19 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     );
   }
 
-  return { prepare: prepareRun, chunks: graphChunks, finish, failure };
+  return { prepare: prepareRun, checkResume: checkResumeOf, chunks: graphChunks, finish, failure };
+}
+
+/**
+ * The part of a resume (one response, or a map by interrupt id) that answers requests still
+ * pending; undefined when it answers none of them.
+ */
+function stillPending(resume: unknown, pending: readonly PendingApproval[]): unknown {
+  if (pending.length === 0) return undefined;
+  if (typeof resume !== "object" || resume === null || "decisions" in resume) return resume;
+  const ids = new Set(pending.map((entry) => entry.id));
+  const left = Object.entries(resume).filter(([id]) => ids.has(id));
+  return left.length > 0 ? Object.fromEntries(left) : undefined;
 }
 
 /** A paused run's `status_reason`: what it waits for. */
@@ -497,6 +544,12 @@ export interface PreparedRun {
  */
 export interface RunLifecycle {
   prepare(request: RunRequest): Promise<PreparedRun>;
+  /**
+   * Checks `request.command.resume` as {@link RunLifecycle.prepare} does, running nothing and
+   * writing nothing: the pending requests it answers, as LangGraph's map from interrupt id to
+   * response. For a caller that runs the resume later (a fleet's queue).
+   */
+  checkResume(request: RunRequest): Promise<Record<string, ApprovalResponse>>;
   chunks(prepared: PreparedRun, streamMode: readonly string[]): AsyncGenerator<GraphStreamChunk>;
   /**
    * The result of a run that ended well. `finalValues` is the root graph's final state if the

@@ -39,6 +39,13 @@ export interface QueuedRunRequest {
   /** The new message; undefined = run what the thread (or `checkpointId`) has next. */
   input?: string;
   checkpointId?: string;
+  /**
+   * Answers to the approval requests the thread waits on (`RunRequest.command`, README
+   * "Approvals"), checked by the process that queued the run and again by the worker that
+   * claims it. Stored as JSON with the rest of the request, so a run paused on one process is
+   * resumed by whichever worker claims this one, and by the next if that worker dies.
+   */
+  command?: { resume: unknown };
   /** The API's stream modes its events are made for. */
   streamModes: string[];
   subgraphs: boolean;
@@ -108,8 +115,10 @@ export class RunQueue {
   /**
    * Writes `run` as pending. When its thread has a run pending or running, or is held by a run
    * outside the queue (one of the library's), `strategy` decides (see {@link MultitaskStrategy}):
-   * `interrupt` and `rollback` mark the pending ones interrupted and ask the running one to stop.
-   * @returns whether it was queued (false: the thread is busy and the strategy is `reject`)
+   * `interrupt` and `rollback` mark the pending ones interrupted and ask the running one to stop
+   * (never for a resume, `request.command`, which is refused on a busy thread unless it waits).
+   * @returns whether it was queued (false: the thread is busy and the strategy is `reject`, or
+   *   it is a resume that would stop a run)
    */
   async enqueue(run: NewQueuedRun, strategy: MultitaskStrategy = "reject"): Promise<boolean> {
     return (await this.enqueueOrClaim(run, strategy, undefined)) !== "refused";
@@ -122,7 +131,8 @@ export class RunQueue {
    * free slot does with the runs it is asked for. "At once" means its thread runs nothing, holds
    * no lease and has nothing pending, and no other run anywhere waits for a worker (so a run
    * never passes an older one that could go). Otherwise it is queued as {@link enqueue} queues it.
-   * @returns the claimed run, "queued", or "refused" (busy thread, strategy `reject`)
+   * @returns the claimed run, "queued", or "refused" (busy thread, strategy `reject`; or a
+   *   resume whose strategy would stop a run)
    */
   async enqueueOrClaim(
     run: NewQueuedRun,
@@ -154,7 +164,9 @@ export class RunQueue {
             .where("lease_until", ">=", now),
         )
         .execute();
-      if (busy.length > 0 && strategy === "reject") return "refused";
+      if (busy.length > 0 && (strategy === "reject" || stopsForResume(run.request, strategy))) {
+        return "refused";
+      }
       if (claimer && busy.length === 0) {
         const claimed = await claimAtOnce(trx, run, claimer);
         if (claimed) return claimed;
@@ -439,6 +451,17 @@ export class RunQueue {
       oldestCreatedAt: (row?.oldest as string | null | undefined) ?? undefined,
     };
   }
+}
+
+/**
+ * Whether `strategy` would stop a busy thread's runs for a resume, which it never does: a resume
+ * answers the requests its thread waits on, and stopping the run in progress would answer them
+ * for it (`interrupt` repairs the stopped turn, answering its open calls as cancelled) or branch
+ * away from them (`rollback`). Such a resume is refused like a busy thread's `reject`; with
+ * `enqueue` it waits, and is checked again against what the thread waits on when it starts.
+ */
+function stopsForResume(request: QueuedRunRequest, strategy: MultitaskStrategy): boolean {
+  return request.command !== undefined && (strategy === "interrupt" || strategy === "rollback");
 }
 
 /** The columns of a running run that no worker holds any more (requeued or handed back). */

@@ -1,8 +1,9 @@
+import { INTERRUPT } from "@langchain/langgraph";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { LoggedRunEvent, RunEventFollow, RunEventLog } from "../../runs/run-event-log.js";
 import type { RunInfo } from "../../runs/run-info.js";
 import type { Runtime } from "../../runtime.js";
-import { serializeSnapshot } from "../protocol/serialize.js";
+import { serializeSnapshot, serializeValue } from "../protocol/serialize.js";
 import { replyHeaders, sseFrame, startSse } from "../protocol/sse.js";
 import { unscopeText } from "../thread-scope.js";
 
@@ -94,7 +95,12 @@ export class RemoteRuns {
     const ending = followedLive ? follow.ending() : undefined;
     if (ending) return ending.values;
     const snapshot = await this.runtime.threads.state(request.uid, run.thread_id);
-    return snapshot ? serializeSnapshot(snapshot, run.thread_id).values : {};
+    const values = snapshot ? serializeSnapshot(snapshot, run.thread_id).values : {};
+    if (run.status !== "interrupted") return values;
+    // A paused run answers with the requests its thread waits on, as it does when followed to
+    // its end (its end marker's values) and as a run of this process does (`ManagedRun`).
+    const pending = await this.runtime.threads.interrupts(request.uid, run.thread_id);
+    return pending.length > 0 ? { ...values, [INTERRUPT]: serializeValue(pending) } : values;
   }
 
   /** Follows `run`'s log; a run already over whose log is gone (pruned) ends at once. */

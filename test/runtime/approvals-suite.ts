@@ -249,13 +249,14 @@ export function runApprovalsSuite(saver: SaverKindUnderTest): void {
         ],
         { allowed_decisions: ["approve", "reject"] },
       );
+      const approve = { resume: { decisions: [{ type: "approve" }] } };
+      const unknown = await rejection(
+        runtime.run({ uid: "alice", agent: "boss", threadId: "t0", command: approve }),
+      );
+      expect(unknown.code).toBe(ErrorCode.NotFound);
+      await runtime.threads.create("alice", { threadId: "t0" });
       const nothing = await rejection(
-        runtime.run({
-          uid: "alice",
-          agent: "boss",
-          threadId: "t0",
-          command: { resume: { decisions: [{ type: "approve" }] } },
-        }),
+        runtime.run({ uid: "alice", agent: "boss", threadId: "t0", command: approve }),
       );
       expect(nothing.code).toBe(ErrorCode.Validation);
       expect(nothing.field).toBe("command");
@@ -295,14 +296,13 @@ export function runApprovalsSuite(saver: SaverKindUnderTest): void {
       );
       expect(newMessage.code).toBe(ErrorCode.AwaitingApproval);
       expect(newMessage.message).toContain(id);
+      // Bob with an agent of his own: still nothing of Alice's thread.
+      await runtime.agents.create("bob", mainAgentPayload("mine", "scripted:main", undefined));
       const otherUser = await rejection(
-        runtime.run({
-          uid: "bob",
-          threadId: "t1",
-          command: { resume: { decisions: [{ type: "approve" }] } },
-        }),
+        runtime.run({ uid: "bob", agent: "mine", threadId: "t1", command: approve }),
       );
       expect(otherUser.code).toBe(ErrorCode.NotFound);
+      expect(otherUser.field).toBe("thread_id");
 
       expect(await runtime.threads.interrupts("alice", "t1")).toEqual(paused.interrupts);
       const done = await runtime.run({

@@ -262,6 +262,29 @@ describe("the run queue on PostgreSQL", { timeout: 60_000 }, () => {
     expect(unknown.fromEmptyThread).toBeUndefined();
   });
 
+  it("keeps a resume's answers with its request, and never stops a run for a resume", async () => {
+    const { one, two, runs } = await twoWorkers();
+    const answers = { "0123456789abcdef0123456789abcdef": { decisions: [{ type: "approve" }] } };
+    const resume = (runId: string): NewQueuedRun => {
+      const { input: _input, ...request } = queued(runId, "t1").request;
+      return { ...queued(runId, "t1"), request: { ...request, command: { resume: answers } } };
+    };
+    expect(await one.queue.enqueue(resume("r1"))).toBe(true);
+    // Another process's worker gets the answers as they were queued.
+    const claimed = await two.queue.claim(two.runner, LEASE_MS);
+    expect(claimed?.request.command).toEqual({ resume: answers });
+
+    // A second resume while it runs: refused where it would stop it, queued where it waits.
+    expect(await one.queue.enqueue(resume("r2"), "interrupt")).toBe(false);
+    expect(await one.queue.enqueue(resume("r3"), "rollback")).toBe(false);
+    expect(await runs.find("r1")).toMatchObject({ status: "running", cancel_requested: 0 });
+    expect(await one.queue.enqueue(resume("r4"), "enqueue")).toBe(true);
+    expect(await runs.find("r4")).toMatchObject({ status: "pending" });
+    // A new message may still stop it, as before.
+    expect(await one.queue.enqueue(queued("r5", "t1"), "interrupt")).toBe(true);
+    expect(await runs.find("r1")).toMatchObject({ cancel_requested: 1 });
+  });
+
   it("does not count attempts handed back at a shutdown among those after which a run fails", async () => {
     const { one, two, runs } = await twoWorkers();
     await one.queue.enqueue(queued("r1", "t1"));
