@@ -53,10 +53,15 @@ export interface RunInfo {
   status: "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
 }
 
-/** What the chat page starts a run with. */
+/** What the chat page starts a run with: a new message (`input`), or answers (`command`). */
 export interface RunRequest {
   assistant_id: string;
-  input: Record<string, unknown>;
+  input?: Record<string, unknown>;
+  /**
+   * LangGraph's command: `resume` answers requests for approval, as a map from interrupt id to
+   * `{ decisions }` (see `approvals.ts`).
+   */
+  command?: { resume: unknown };
   stream_mode: StreamMode[];
   stream_subgraphs: boolean;
   /** Run from this checkpoint (an edited or regenerated turn forks the thread there). */
@@ -310,7 +315,8 @@ export class Api {
     );
   }
 
-  threadState(threadId: string): Promise<{ values: unknown; next: string[] }> {
+  /** The thread's state: its values, next steps, and tasks (whose interrupts wait on people). */
+  threadState(threadId: string): Promise<{ values: unknown; next: string[]; tasks: unknown[] }> {
     return this.viaSdk((sdk) => sdk.threads.getState(threadId));
   }
 
@@ -367,7 +373,8 @@ export class Api {
   streamRun(threadId: string, body: RunRequest, signal?: AbortSignal): AsyncGenerator<SseEvent> {
     return this.sdkStream(
       this.sdk.runs.stream(threadId, body.assistant_id, {
-        input: body.input,
+        ...(body.input ? { input: body.input } : {}),
+        ...(body.command ? { command: body.command } : {}),
         streamMode: body.stream_mode,
         streamSubgraphs: body.stream_subgraphs,
         onDisconnect: "continue",

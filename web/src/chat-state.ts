@@ -7,14 +7,26 @@
  * - `metadata`: the run's id (for cancelling);
  * - `messages`: the main agent's tokens, appended to the message with the chunk's id;
  * - `updates`: complete messages per node; an AI message's `task` calls become cards;
- * - `custom`: the task tool's `subagent_started` (the child's thread id and start time) and
- *   `subagent_finished` (the child's record);
+ * - `custom`: the task tool's `subagent_started` (the child's thread id and start time),
+ *   `subagent_waiting` (the child paused on a request for approval) and `subagent_finished`
+ *   (the child's record);
  * - `updates|subagent:<child>` / `messages|subagent:<child>`: the child's own steps (rounds) and
  *   tokens (a live preview on its card);
- * - `values`: the whole state, which wins over everything streamed before it.
+ * - `values`: the whole state, which wins over everything streamed before it;
+ * - `__interrupt__` in root `updates` and `values`: requests for approval (`approvals.ts`). A
+ *   `values` event holding one is not a state: it holds nothing else.
  */
 
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
+import {
+  approvalsOf,
+  INTERRUPT_KEY,
+  mergeApprovals,
+  type PendingApproval,
+  pendingFromState,
+  waitingApprovalsOf,
+  withoutApproval,
+} from "./approvals.js";
 import { contentText } from "./text.js";
 
 /** How a card's subagent stands: running, or how its `task` call ended. */
@@ -61,6 +73,8 @@ export interface Conversation {
   runId: string | undefined;
   /** The run's error, as the stream reported it. */
   error: string | undefined;
+  /** Requests for approval the thread waits on, each answered from its own card. */
+  approvals: PendingApproval[];
 }
 
 /** A `subagent_runs` record, as the state and `subagent_finished` carry it. */
@@ -77,10 +91,15 @@ const CHILD_PREFIX = "subagent:";
 
 /** A conversation with nothing in it. */
 export function emptyConversation(): Conversation {
-  return { messages: [], cards: {}, runId: undefined, error: undefined };
+  return { messages: [], cards: {}, runId: undefined, error: undefined, approvals: [] };
 }
 
-/** The conversation of a thread's state values (`messages`, `subagent_runs`). */
+/**
+ * The conversation of a thread's state values (`messages`, `subagent_runs`). The requests for
+ * approval known so far are kept, with those of `waiting` subagent records added: a state's
+ * values do not say which requests were answered (only the thread's state does, see
+ * {@link conversationFromState}).
+ */
 export function conversationFromValues(values: unknown, previous?: Conversation): Conversation {
   const state = (values ?? {}) as { messages?: unknown; subagent_runs?: unknown };
   const messages = Array.isArray(state.messages)
@@ -103,7 +122,30 @@ export function conversationFromValues(values: unknown, previous?: Conversation)
     cards,
     runId: previous?.runId,
     error: previous?.error,
+    approvals: mergeApprovals(previous?.approvals ?? [], waitingApprovalsOf(values)),
   };
+}
+
+/**
+ * The conversation of a thread's state as `threads.getState` returns it: its values, and exactly
+ * the requests for approval it waits on (its tasks' interrupts).
+ */
+export function conversationFromState(
+  state: { values?: unknown; tasks?: unknown },
+  previous?: Conversation,
+): Conversation {
+  return { ...conversationFromValues(state.values, previous), approvals: pendingFromState(state) };
+}
+
+/**
+ * The conversation once request `id` has been answered: its card goes, and the subagent it
+ * paused (if any) runs again, so the resumed child's steps show on its card.
+ */
+export function withApprovalSent(conversation: Conversation, id: string): Conversation {
+  const entry = conversation.approvals.find((candidate) => candidate.id === id);
+  const next = { ...conversation, approvals: withoutApproval(conversation.approvals, id) };
+  const card = entry?.value.subagent && next.cards[entry.value.subagent.tool_call_id];
+  return card ? withCard(next, { ...card, status: "running", error: undefined }) : next;
 }
 
 /** The human message the page shows at once when the user sends one. */
@@ -131,7 +173,9 @@ export function applyStreamEvent(
     case "custom":
       return applyCustom(conversation, data);
     case "values":
-      return conversationFromValues(data, conversation);
+      return isInterruptOnly(data)
+        ? withApprovals(conversation, data)
+        : conversationFromValues(data, conversation);
     case "error":
       return { ...conversation, error: errorText(data) };
     default:
@@ -156,10 +200,24 @@ function applyToken(conversation: Conversation, data: unknown): Conversation {
   return { ...conversation, messages };
 }
 
+/** Whether a `values` event is LangGraph's interrupt notice rather than a state. */
+function isInterruptOnly(data: unknown): data is Record<string, unknown> {
+  return typeof data === "object" && data !== null && INTERRUPT_KEY in data;
+}
+
+/** The requests of an event's `__interrupt__` added to the conversation. */
+function withApprovals(conversation: Conversation, data: Record<string, unknown>): Conversation {
+  const added = approvalsOf(data[INTERRUPT_KEY]);
+  return added.length
+    ? { ...conversation, approvals: mergeApprovals(conversation.approvals, added) }
+    : conversation;
+}
+
 function applyUpdates(conversation: Conversation, data: unknown): Conversation {
   if (typeof data !== "object" || data === null) return conversation;
-  let next = conversation;
-  for (const update of Object.values(data as Record<string, unknown>)) {
+  let next = withApprovals(conversation, data as Record<string, unknown>);
+  for (const [node, update] of Object.entries(data as Record<string, unknown>)) {
+    if (node === INTERRUPT_KEY) continue;
     const fields = update as { messages?: unknown; subagent_runs?: unknown } | null;
     if (Array.isArray(fields?.messages)) {
       for (const raw of fields.messages) {
@@ -186,6 +244,7 @@ function applyCustom(conversation: Conversation, data: unknown): Conversation {
         description?: string;
         started_at?: string;
         run?: SubagentRunRecord;
+        approval?: unknown;
       }
     | null
     | undefined;
@@ -203,6 +262,22 @@ function applyCustom(conversation: Conversation, data: unknown): Conversation {
       childThreadId: event.child_thread_id,
       startedAt: event.started_at,
     });
+  }
+  if (event?.type === "subagent_waiting" && event.id) {
+    const current =
+      conversation.cards[event.id] ??
+      cardFromCall({
+        id: event.id,
+        name: TASK_TOOL,
+        args: { subagent_type: event.subagent_type, description: event.description },
+      });
+    const next = withCard(conversation, {
+      ...current,
+      status: "waiting",
+      childThreadId: event.child_thread_id ?? current.childThreadId,
+      startedAt: event.started_at ?? current.startedAt,
+    });
+    return { ...next, approvals: mergeApprovals(next.approvals, approvalsOf([event.approval])) };
   }
   if (event?.type === "subagent_finished" && event.run) {
     return withCard(conversation, cardFromRecord(event.run, conversation.cards[event.run.id]));

@@ -13,7 +13,8 @@ const STATUS_TEXT: Record<Card["status"], string> = {
 
 /**
  * One `task` call: which subagent, its status, the time it has taken (ticking while it runs), its
- * rounds, its latest words, and a way into its own thread.
+ * rounds, its latest words, and a way into its own thread. A child waiting for approval links to
+ * the card of its request.
  */
 export function SubagentCard(props: {
   card: Card;
@@ -22,6 +23,9 @@ export function SubagentCard(props: {
   /** The run's stream is lost and being retried: a running card's state is not live. */
   connectionLost?: boolean;
   onOpenThread: (card: Card) => void;
+  /** The pending request this card's child waits on (its status is `waiting`). */
+  approvalId?: string | undefined;
+  onShowApproval?: (approvalId: string) => void;
 }) {
   const { card } = props;
   const running = card.status === "running";
@@ -70,6 +74,15 @@ export function SubagentCard(props: {
       {card.error && <p class="error">{card.error}</p>}
       {card.artifacts.length > 0 && (
         <p class="muted">Wrote: {card.artifacts.map((path) => baseName(path)).join(", ")}</p>
+      )}
+      {card.status === "waiting" && props.approvalId && (
+        <button
+          type="button"
+          class="link"
+          onClick={() => props.approvalId && props.onShowApproval?.(props.approvalId)}
+        >
+          Go to the request for approval of {name}
+        </button>
       )}
       <button
         type="button"

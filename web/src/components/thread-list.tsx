@@ -10,7 +10,7 @@ export function threadTitle(thread: ThreadInfo): string {
 
 /**
  * The conversations: a search over their titles, each one's agent and time, a mark on those that
- * run, and rename and delete. On phones it is a drawer the chat page opens and closes.
+ * run and on those waiting for approval (the server's `interrupted`), and rename and delete. On phones it is a drawer the chat page opens and closes.
  */
 export function ThreadList(props: {
   threads: ThreadInfo[];
@@ -52,11 +52,13 @@ export function ThreadList(props: {
         {shown.map((thread) => {
           const name = threadTitle(thread);
           const running = props.running.has(thread.thread_id);
+          const waiting = !running && thread.status === "interrupted";
           return (
             <li
               key={thread.thread_id}
               data-thread-id={thread.thread_id}
               data-running={running ? "true" : undefined}
+              data-waiting={waiting ? "true" : undefined}
             >
               {renaming === thread.thread_id ? (
                 <form
@@ -94,6 +96,14 @@ export function ThreadList(props: {
                   >
                     {running && (
                       <span class="running-dot" role="img" aria-label="running" title="running" />
+                    )}
+                    {waiting && (
+                      <span
+                        class="waiting-dot"
+                        role="img"
+                        aria-label="waiting for approval"
+                        title="waiting for approval"
+                      />
                     )}
                     {name}
                   </a>

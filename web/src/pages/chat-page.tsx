@@ -1,14 +1,17 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "preact/hooks";
 import type { AgentRecord } from "../agent-form-model.js";
 import { type Api, ApiError, type StreamMode, type ThreadInfo } from "../api.js";
+import { type Decision, type PendingApproval, resumeCommand } from "../approvals.js";
 import {
   type SubagentCard as Card,
   type ChatMessage,
   type Conversation,
-  conversationFromValues,
+  conversationFromState,
   emptyConversation,
+  withApprovalSent,
   withHumanMessage,
 } from "../chat-state.js";
+import { ApprovalList, showApproval } from "../components/approval-list.js";
 import { BranchesDialog } from "../components/branches-dialog.js";
 import { ChildThreadDialog } from "../components/child-thread-dialog.js";
 import { ConfirmDialog } from "../components/confirm-dialog.js";
@@ -28,6 +31,9 @@ const TITLE_CHARS = 60;
 
 /** Conversations listed in the sidebar. */
 const THREADS_LISTED = 100;
+
+/** The error code of a new message sent to a thread that waits for approval. */
+const AWAITING_APPROVAL = "AWAITING_APPROVAL";
 
 /**
  * Chat with a chat agent (subagents are not offered: they are called by agents, not people).
@@ -98,7 +104,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
       if (end.error !== undefined && shownThread.current === run.threadId) {
         const caught = end.error;
         setError(
-          caught instanceof ApiError && caught.status === 409
+          caught instanceof ApiError && caught.status === 409 && caught.code !== AWAITING_APPROVAL
             ? `${caught.message} (wait for the running answer, or cancel it)`
             : (caught as Error).message,
         );
@@ -107,7 +113,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
         try {
           const state = await api.threadState(run.threadId);
           if (shownThread.current === run.threadId) {
-            setStored({ ...conversationFromValues(state.values, run.conversation) });
+            setStored(conversationFromState(state, run.conversation));
             if (run.cancelRequested) setNotice("The run was cancelled.");
             else if (run.conversation.error) setError(run.conversation.error);
           }
@@ -134,7 +140,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
     (async () => {
       const state = await api.threadState(threadId);
       if (!current) return;
-      const base = conversationFromValues(state.values);
+      const base = conversationFromState(state);
       setStored(base);
       const running = await api.runningRun(threadId);
       if (!current || !running || liveRuns.get(threadId)) return;
@@ -147,6 +153,8 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
 
   const followed = liveRuns.get(threadId);
   const conversation = followed?.conversation ?? stored;
+  /** The thread waits for a person: a new message would be refused (AWAITING_APPROVAL). */
+  const waiting = conversation.approvals.length > 0;
   /** The run going on in this conversation (an ended one waiting for release is not). */
   const live = followed?.ended ? undefined : followed;
   const thread = threads.find((candidate) => candidate.thread_id === threadId);
@@ -176,7 +184,7 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
 
   const send = async () => {
     const text = draft.trim();
-    if (!text || sending || live) return;
+    if (!text || sending || live || waiting) return;
     if (!agentId || agentMissing) {
       setError(
         agentMissing
@@ -363,6 +371,25 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
     return undefined;
   };
 
+  /**
+   * Answers request `id` with a run that resumes the thread (`command.resume` naming that request
+   * only: others stay pending) and follows it; resolves with the server's refusal, if any.
+   */
+  const answer = async (id: string, decisions: Decision[]): Promise<string | undefined> => {
+    if (!threadId || !agentId || live) return "A run is going on: answer when it has ended.";
+    setError(undefined);
+    setNotice(undefined);
+    const end = await liveRuns.start(threadId, withApprovalSent(conversation, id), {
+      assistant_id: agentId,
+      command: resumeCommand(id, decisions),
+      stream_mode: STREAM_MODES,
+      stream_subgraphs: true,
+    });
+    // A refusal (422: the decisions do not fit) is shown on its card, not on the page.
+    await finished(end.accepted ? end : { ...end, error: undefined });
+    return end.accepted ? undefined : (end.error as Error | undefined)?.message;
+  };
+
   const cancel = async () => {
     if (!threadId) return;
     try {
@@ -406,6 +433,12 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
   const names = new Map(allAgents.map((agent) => [agent.slug, agent.name]));
   const agentName = (id: unknown) => allAgents.find((agent) => agent.id === id)?.name ?? "";
   const chosenAgent = agents?.find((agent) => agent.id === agentId);
+  const asker = (approval: PendingApproval) => {
+    const slug = approval.value.subagent?.subagent_type;
+    return slug ? (names.get(slug) ?? slug) : agentName(agentId) || "the agent";
+  };
+  const approvalOf = (card: Card) =>
+    conversation.approvals.find((entry) => entry.value.subagent?.tool_call_id === card.id)?.id;
   return (
     <section class={`chat-layout${drawerOpen ? " drawer-open" : ""}`}>
       <button
@@ -478,11 +511,20 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
                     name={names.get(card.subagentType)}
                     connectionLost={live?.connection === "lost"}
                     onOpenThread={setOpenCard}
+                    approvalId={approvalOf(card)}
+                    onShowApproval={showApproval}
                   />
                 ) : null;
               }}
             />
           )}
+          <ApprovalList
+            key={threadId}
+            approvals={conversation.approvals}
+            who={asker}
+            busy={live !== undefined}
+            onAnswer={answer}
+          />
           {live &&
             (live.connection === "lost" ? (
               <p class="notice" role="status">
@@ -503,6 +545,11 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
         {error && (
           <p role="alert" class="error">
             {error}
+          </p>
+        )}
+        {waiting && !live && (
+          <p class="notice" role="status">
+            Waiting for your approval: answer the request above to go on.
           </p>
         )}
         <form
@@ -542,7 +589,10 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
               disabled={attaching}
               onChange={(event) => void attach(event)}
             />
-            <button type="submit" disabled={sending || live !== undefined || !draft.trim()}>
+            <button
+              type="submit"
+              disabled={sending || live !== undefined || waiting || !draft.trim()}
+            >
               Send
             </button>
             {live && (
