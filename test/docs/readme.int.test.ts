@@ -12,7 +12,9 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 const BLOCKS = codeBlocks(README);
 const TS_BLOCKS = BLOCKS.filter(isTypeScript);
-/** The block that talks to a running server through `@langchain/langgraph-sdk`. */
+/** The blocks that talk to a running server through `@langchain/langgraph-sdk`. */
+const SDK_BLOCKS = ["sdk.ts", "sdk-approvals.ts"];
+/** The one of them this test runs against a server. */
 const SDK_BLOCK = "sdk.ts";
 
 /**
@@ -92,7 +94,7 @@ describe("the README's code, pasted as written", () => {
 
     it("typechecks every TypeScript block under a consumer's strict tsconfig", async () => {
       const ours = TS_BLOCKS.flatMap((block) =>
-        block.file && block.file !== SDK_BLOCK ? [block.file] : [],
+        block.file && !SDK_BLOCKS.includes(block.file) ? [block.file] : [],
       );
       const check = await project.typecheck(ours);
       expect(check.stdout).toBe("");
@@ -104,7 +106,7 @@ describe("the README's code, pasted as written", () => {
         JSON.stringify({
           extends: "./tsconfig.json",
           compilerOptions: { lib: ["ES2022", "DOM"], noEmit: true },
-          include: [SDK_BLOCK],
+          include: SDK_BLOCKS,
         }),
       );
       const sdk = await project.bin("tsc", ["-p", "tsconfig.sdk.json"]);
@@ -130,6 +132,11 @@ describe("the README's code, pasted as written", () => {
         expect(out).toContain("The plan is written.");
         expect(out).toContain("path: '/home/gem/user-data/outputs/plan.md'");
       }
+    });
+
+    it("approvals-replay.ts: records a paused thread and replays it; a dropped gate fails", async () => {
+      const out = await runBlock(project, "approvals-replay.ts");
+      expect(out).toContain("replay checks the gates");
     });
 
     it("scripted.ts: the scripted-model test passes", async () => {
