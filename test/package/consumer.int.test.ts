@@ -119,7 +119,7 @@ export async function ask(question: string): Promise<string> {
           break;
       }
     }
-    const statuses: ("completed" | "failed" | "cancelled" | "timeout")[] = finished.map(
+    const statuses: ("completed" | "failed" | "cancelled" | "timeout" | "waiting")[] = finished.map(
       (run) => run.status,
     );
     console.log(statuses);
