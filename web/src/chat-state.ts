@@ -248,14 +248,16 @@ function applyCustom(conversation: Conversation, data: unknown): Conversation {
       }
     | null
     | undefined;
+  // The card of the event's task call, made from the event when no message showed the call yet.
+  const cardOf = (id: string) =>
+    conversation.cards[id] ??
+    cardFromCall({
+      id,
+      name: TASK_TOOL,
+      args: { subagent_type: event?.subagent_type, description: event?.description },
+    });
   if (event?.type === "subagent_started" && event.id) {
-    const current =
-      conversation.cards[event.id] ??
-      cardFromCall({
-        id: event.id,
-        name: TASK_TOOL,
-        args: { subagent_type: event.subagent_type, description: event.description },
-      });
+    const current = cardOf(event.id);
     return withCard(conversation, {
       ...current,
       status: "running",
@@ -264,13 +266,7 @@ function applyCustom(conversation: Conversation, data: unknown): Conversation {
     });
   }
   if (event?.type === "subagent_waiting" && event.id) {
-    const current =
-      conversation.cards[event.id] ??
-      cardFromCall({
-        id: event.id,
-        name: TASK_TOOL,
-        args: { subagent_type: event.subagent_type, description: event.description },
-      });
+    const current = cardOf(event.id);
     const next = withCard(conversation, {
       ...current,
       status: "waiting",
