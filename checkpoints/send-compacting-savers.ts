@@ -123,6 +123,24 @@ function withSendRefs<TBase extends SaverConstructor>(Base: TBase) {
         yield await this.sendRefs.rehydrate(tuple);
       }
     }
+
+    /**
+     * {@link getTuple} for a reader of the pending writes' channels and interrupts only (see
+     * `checkpoints/writes-reads.ts`): `Send` packets are left as stored, so a checkpoint whose
+     * packets refer to its parent's writes costs no read of the parent.
+     */
+    async getTupleForWrites(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+      if (this.freshThreads.knownEmpty(config)) return undefined;
+      return super.getTuple(config);
+    }
+
+    /** {@link list} as {@link getTupleForWrites} reads one checkpoint. */
+    listForWrites(
+      config: RunnableConfig,
+      options?: CheckpointListOptions,
+    ): AsyncGenerator<CheckpointTuple> {
+      return super.list(config, options);
+    }
   };
 }
 

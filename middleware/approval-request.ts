@@ -63,3 +63,26 @@ export function describeApproval(request: ApprovalRequest): string {
   const tools = request.actionRequests.map((action) => action.name).join(", ");
   return request.subagent ? `${request.subagent.subagent_type}: ${tools}` : tools;
 }
+
+/** LangGraph's channel of an interrupted task's request. */
+const INTERRUPT_CHANNEL = "__interrupt__";
+/** Writes a task makes that are not its output (an interrupted task has made no output). */
+const NOT_OUTPUT = new Set([INTERRUPT_CHANNEL, "__resume__", "__error__", "__scheduled__"]);
+
+/**
+ * The approval requests a checkpoint waits on, read from its pending writes alone (no state is
+ * rebuilt): the interrupts of tasks that have written no output.
+ */
+export function pendingApprovalsOfWrites(
+  writes: readonly (readonly [taskId: string, channel: string, value: unknown])[],
+): PendingApproval[] {
+  if (!writes.some(([, channel]) => channel === INTERRUPT_CHANNEL)) return [];
+  const finished = new Set(
+    writes.filter(([, channel]) => !NOT_OUTPUT.has(channel)).map(([taskId]) => taskId),
+  );
+  return pendingApprovalsOf(
+    writes
+      .filter(([taskId, channel]) => channel === INTERRUPT_CHANNEL && !finished.has(taskId))
+      .flatMap(([, , value]) => (Array.isArray(value) ? value : [])),
+  );
+}

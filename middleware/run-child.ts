@@ -2,11 +2,13 @@ import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { Command, INTERRUPT, interrupt, isGraphInterrupt } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { freshThreadsOf } from "../checkpoints/fresh-threads.js";
+import { getTupleForWrites, listForWrites } from "../checkpoints/writes-reads.js";
 import {
   type ApprovalRequest,
   type ApprovalSubagent,
   type PendingApproval,
   pendingApprovalsOf,
+  pendingApprovalsOfWrites,
 } from "./approval-request.js";
 import { type ChildGraph, type childRunConfig, PREGEL_CHECKPOINTER_KEY } from "./child-run.js";
 
@@ -77,7 +79,12 @@ export async function runChild(
   }
 }
 
-/** The child's thread read first: started, paused, finished or cut short. */
+/**
+ * The child's thread read first: started, paused, finished or cut short. Its newest checkpoint
+ * alone (its pending writes, no state rebuilt) tells the common case, a child paused on a
+ * request not answered yet, which is what the call finds each time its parent is resumed;
+ * the child's whole state is read only for the others (a process that stopped mid-way).
+ */
 async function continueChild(
   child: ChildGraph,
   config: ChildConfig,
@@ -85,6 +92,26 @@ async function continueChild(
   input: () => { messages: HumanMessage[] },
   approvals: ChildApprovals,
 ): Promise<unknown> {
+  const newest = saver
+    ? await getTupleForWrites(saver, {
+        configurable: { thread_id: config.configurable?.thread_id, checkpoint_ns: "" },
+      })
+    : undefined;
+  const writes = newest?.pendingWrites ?? [];
+  const waiting = pendingApprovalsOfWrites(writes);
+  if (
+    saver &&
+    newest?.metadata?.source === "loop" &&
+    waiting.length > 0 &&
+    !writes.some(([, channel]) => channel === RESUME_CHANNEL)
+  ) {
+    // Paused, and not answered yet: the loop asks, after passing over the decisions this call
+    // was given before, which the child has consumed (in order).
+    const answered = await childHistory(saver, config);
+    approvals.startClock(answered.runningMs);
+    for (let index = 0; index < answered.count; index += 1) interrupt(undefined);
+    return { [INTERRUPT]: waiting };
+  }
   const existing = await child.getState(config);
   const messages = messagesOf(existing.values);
   // A thread whose newest checkpoint is still the input one made no progress that was saved
@@ -166,7 +193,7 @@ async function childHistory(
 ): Promise<{ count: number; newest: boolean; runningMs: number }> {
   const threadId = config.configurable?.thread_id;
   const checkpoints: { at: number; paused: boolean; resumed: boolean }[] = [];
-  for await (const tuple of saver.list({
+  for await (const tuple of listForWrites(saver, {
     configurable: { thread_id: threadId, checkpoint_ns: "" },
   })) {
     const channels = new Set((tuple.pendingWrites ?? []).map(([, channel]) => channel));

@@ -2,19 +2,15 @@ import { validate } from "@cfworker/json-schema";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { interopSafeParse, isInteropZodSchema } from "@langchain/core/utils/types";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { getTupleForWrites } from "../checkpoints/writes-reads.js";
 import { DECISION_TYPES, type DecisionType } from "../agents/interrupt-on.js";
 import { ErrorCode, SubagentGraphError, validationError } from "../errors.js";
 import {
   type ApprovalResponse,
   describeApproval,
   type PendingApproval,
-  pendingApprovalsOf,
+  pendingApprovalsOfWrites,
 } from "../middleware/approval-request.js";
-
-/** LangGraph's channels of an interrupted task's request and of its answers. */
-const INTERRUPT_CHANNEL = "__interrupt__";
-/** Writes a task makes that are not its output (an interrupted task has made no output). */
-const NOT_OUTPUT = new Set([INTERRUPT_CHANNEL, "__resume__", "__error__", "__scheduled__"]);
 
 /**
  * The approval requests a thread's newest checkpoint waits on, read from its pending writes
@@ -24,17 +20,10 @@ export async function pendingApprovalsAt(
   saver: BaseCheckpointSaver,
   threadId: string,
 ): Promise<PendingApproval[]> {
-  const tuple = await saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: "" } });
-  const writes = tuple?.pendingWrites ?? [];
-  if (!writes.some(([, channel]) => channel === INTERRUPT_CHANNEL)) return [];
-  const finished = new Set(
-    writes.filter(([, channel]) => !NOT_OUTPUT.has(channel)).map(([taskId]) => taskId),
-  );
-  return pendingApprovalsOf(
-    writes
-      .filter(([taskId, channel]) => channel === INTERRUPT_CHANNEL && !finished.has(taskId))
-      .flatMap(([, , value]) => (Array.isArray(value) ? value : [])),
-  );
+  const tuple = await getTupleForWrites(saver, {
+    configurable: { thread_id: threadId, checkpoint_ns: "" },
+  });
+  return pendingApprovalsOfWrites(tuple?.pendingWrites ?? []);
 }
 
 /** "a1b2… (write_file), c3d4… (researcher: write_file)": pending requests, for messages. */
