@@ -40,7 +40,7 @@ function answeringSkippedCalls(middleware: HitlMiddleware): HitlMiddleware {
     ...afterModel,
     hook: async (state, runtime) => {
       const update = await hook(state, runtime);
-      if (!update || update.jumpTo !== "model" || !Array.isArray(update.messages)) return update;
+      if (update?.jumpTo !== "model" || !Array.isArray(update.messages)) return update;
       const messages = update.messages as BaseMessage[];
       const [turn] = messages;
       if (!turn || !AIMessage.isInstance(turn)) return update;

@@ -14,8 +14,6 @@ const BLOCKS = codeBlocks(README);
 const TS_BLOCKS = BLOCKS.filter(isTypeScript);
 /** The blocks that talk to a running server through `@langchain/langgraph-sdk`. */
 const SDK_BLOCKS = ["sdk.ts", "sdk-approvals.ts"];
-/** The one of them this test runs against a server. */
-const SDK_BLOCK = "sdk.ts";
 
 /**
  * Runs a saved README block as its reader would (`npx tsx <file>`), in the consumer project,
