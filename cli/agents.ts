@@ -1,3 +1,4 @@
+import { type InterruptOn, resolveGates } from "../agents/interrupt-on.js";
 import type { AgentRecord } from "../agents/schema.js";
 import { defaultModelSpec } from "../models/factory.js";
 import type { Runtime } from "../runtime.js";
@@ -48,6 +49,7 @@ export async function showAgent(
     ["tools", listOrDefault(context.tools, "all available")],
     ["mcp servers", listOrDefault(context.mcp_servers, "all defined")],
     ["skills", listOrDefault(context.skills, "all installed")],
+    ["approvals", approvalsOf(context.interrupt_on)],
     ["sharing", sharingOf(agent)],
     ["version", `${agent.version} (updated ${agent.updated_at})`],
     ["description", agent.description || "-"],
@@ -58,6 +60,13 @@ export async function showAgent(
   const prompt = context.system_prompt?.trim() || "(none)";
   say(io, prompt.replace(/^/gm, "    "));
   return 0;
+}
+
+/** "write_file (approve, edit, reject), task (approve)", or "none": the tools that wait for a person. */
+function approvalsOf(interruptOn: InterruptOn | undefined): string {
+  const gates = [...resolveGates(interruptOn)];
+  if (gates.length === 0) return "none";
+  return gates.map(([tool, gate]) => `${tool} (${gate.allowedDecisions.join(", ")})`).join(", ");
 }
 
 function kindOf(agent: AgentRecord): string {

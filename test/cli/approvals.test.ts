@@ -290,6 +290,11 @@ describe("chat asks for approval (CLI, piped answers)", { timeout: 60_000 }, () 
       ),
     );
     const interruptId = row?.split(/\s+/)[0] ?? "";
+    const helper = await run(
+      ["agents", "show", "helper", "--uid", "alice", "--data", dataDir],
+      env,
+    );
+    expect(helper.stdout).toMatch(/^ {2}approvals\s+write_file \(approve, reject\)$/m);
     expect(shown.stdout).toContain(
       `answer: subagent-graph chat --thread ${threadId} --uid alice --data ${dataDir}`,
     );
