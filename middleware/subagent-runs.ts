@@ -87,6 +87,16 @@ export function waitingRuns(pending: readonly PendingApproval[]): SubagentRun[] 
   });
 }
 
+/**
+ * The records a run that began at `since` (ISO) made or moved on: the calls it started, those it
+ * finished (a child paused in an earlier run and resumed in this one), and those waiting.
+ */
+export function runRecordsSince(records: readonly SubagentRun[], since: string): SubagentRun[] {
+  return records.filter(
+    (run) => run.status === "waiting" || run.started_at >= since || run.finished_at >= since,
+  );
+}
+
 /** Replaces records with the same id in place and appends new ones, keeping call order. */
 export function upsertSubagentRuns(
   current: readonly SubagentRun[],

@@ -13,7 +13,12 @@ import {
 } from "../middleware/approval-request.js";
 import { NEW_INPUT_KEY, RUN_ID_KEY } from "../middleware/child-run.js";
 import { addUsage } from "../middleware/run-records.js";
-import { type SubagentRun, upsertSubagentRuns, waitingRuns } from "../middleware/subagent-runs.js";
+import {
+  runRecordsSince,
+  type SubagentRun,
+  upsertSubagentRuns,
+  waitingRuns,
+} from "../middleware/subagent-runs.js";
 import type { MainRunContext } from "../run-context.js";
 import type { RunRepository } from "../store/runs.js";
 import type { ThreadRepository } from "../store/threads.js";
@@ -432,11 +437,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       outcome.reason = waitingReason(interrupts);
     }
     const subagentRuns = upsertSubagentRuns(state.subagentRuns, waitingRuns(interrupts));
-    // Records of this run: the calls started or finished since it began, and those waiting.
-    outcome.subagentRuns = subagentRuns.filter(
-      (run) =>
-        run.status === "waiting" || run.started_at >= startedAt || run.finished_at >= startedAt,
-    );
+    outcome.subagentRuns = runRecordsSince(subagentRuns, startedAt);
     return {
       threadId,
       runId,

@@ -4,6 +4,7 @@ import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-
 import { foldWrites } from "../checkpoints/channel-storage.js";
 import { type ChannelReducers, readChannelValues } from "../checkpoints/delta-read.js";
 import {
+  runRecordsSince,
   type SubagentRun,
   subagentRunSchema,
   upsertSubagentRuns,
@@ -67,7 +68,7 @@ export async function readRunSubagentRuns(
       records = upsertSubagentRuns(records, wellFormed(value));
     }
   }
-  return records.filter((record) => record.started_at >= since);
+  return runRecordsSince(records, since);
 }
 
 /** When the thread's first checkpoint was written (its start), or undefined without one. */

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { INTERRUPT } from "@langchain/langgraph";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { PendingApproval } from "../../middleware/approval-request.js";
-import type { SubagentRun } from "../../middleware/subagent-runs.js";
+import { runRecordsSince, type SubagentRun } from "../../middleware/subagent-runs.js";
 import type { Fleet } from "../../runs/fleet.js";
 import type { GraphStreamChunk } from "../../runs/events.js";
 import type { RunEventWriter } from "../../runs/run-event-log.js";
@@ -337,9 +337,7 @@ export class RunRegistry {
             run.emit(event.event, event.data);
           }
         } else if (item.kind === "finished") {
-          run.subagentRuns = item.result.subagentRuns.filter(
-            (record) => record.started_at >= run.createdAt,
-          );
+          run.subagentRuns = runRecordsSince(item.result.subagentRuns, run.createdAt);
           interrupts = item.result.interrupts;
         }
       }

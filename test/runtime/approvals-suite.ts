@@ -402,6 +402,16 @@ export function runApprovalsSuite(saver: SaverKindUnderTest): void {
       const writerRun = done.subagentRuns.find((run) => run.subagent_type === "writer");
       expect(writerRun?.status).toBe("completed");
       expect(writerRun?.child_thread_id).toBe(request?.subagent?.child_thread_id);
+      // The resume's record holds the child it finished, though the call began in the first run.
+      const resumed = await runtime.runInfo("alice", done.runId);
+      expect(resumed?.subagent_runs.map((run) => [run.subagent_type, run.status])).toEqual([
+        ["writer", "completed"],
+      ]);
+      const first = await runtime.runInfo("alice", paused?.runId ?? "");
+      expect(first?.subagent_runs.map((run) => [run.subagent_type, run.status]).sort()).toEqual([
+        ["reader", "completed"],
+        ["writer", "waiting"],
+      ]);
       harness.assertScriptsComplete();
     });
 
