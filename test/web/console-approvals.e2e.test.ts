@@ -221,8 +221,9 @@ describe("web console in Chromium: requests for approval", () => {
         true, // an empty message box
       );
       await messageBox().fill("thanks");
-      expect(await page().getByRole("button", { name: "Send", exact: true }).isEnabled()).toBe(
-        true,
+      // Waited for: the page takes the run as over once its follower has seen the run's end.
+      await waitUntil("Send enabled for a new message", () =>
+        page().getByRole("button", { name: "Send", exact: true }).isEnabled(),
       );
       await messageBox().fill("");
     });
