@@ -10,7 +10,7 @@ import {
   type FakeOpenAIServer,
   startFakeOpenAIServer,
 } from "../support/fake-openai-server.js";
-import { offlineEnv } from "../support/cli.js";
+import { cli, offlineEnv } from "../support/cli.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OUTPUTS = "/home/gem/user-data/outputs";
@@ -27,25 +27,6 @@ function boss(request: ChatCompletionRequestBody) {
     content: "",
     toolCalls: [{ name: "write_file", arguments: { path: `${OUTPUTS}/a.md`, content: "hello" } }],
   };
-}
-
-/** `cli/main.ts …args` as a script runs it: `input` piped on stdin, then stdin closed. */
-function piped(args: string[], env: NodeJS.ProcessEnv, input: string) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const [node = "", ...rest] = MAIN;
-    const child = spawn(node, [...rest, ...args], { cwd: ROOT, env, stdio: "pipe" });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (text: string) => {
-      stdout += text;
-    });
-    child.stderr.setEncoding("utf8").on("data", (text: string) => {
-      stderr += text;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
 }
 
 /**
@@ -128,10 +109,9 @@ describe("chat asks for approval (cli/main.ts processes)", { timeout: 120_000 },
   });
 
   it("piped: the answer on stdin approves, and threads show then lists nothing pending", async () => {
-    const result = await piped(
+    const result = await cli(
       ["chat", "--data", dataDir, "--uid", "alice", "--agent", "boss", "write it"],
-      env,
-      "approve\n",
+      { env, input: "approve\n" },
     );
 
     expect(result.stderr).toBe("");
@@ -141,11 +121,10 @@ describe("chat asks for approval (cli/main.ts processes)", { timeout: 120_000 },
     expect(result.stdout).toContain(`boss heard: created ${OUTPUTS}/a.md (5 bytes)`);
     const threadId = /^thread: (\S+)$/m.exec(result.stdout)?.[1] ?? "";
 
-    const shown = await piped(
-      ["threads", "show", threadId, "--uid", "alice", "--data", dataDir],
+    const shown = await cli(["threads", "show", threadId, "--uid", "alice", "--data", dataDir], {
       env,
-      "",
-    );
+      input: "",
+    });
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain("status:     idle, not waiting for approval\n");
   });

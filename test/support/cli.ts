@@ -29,14 +29,16 @@ export function offlineEnv(): NodeJS.ProcessEnv {
  */
 export function cli(
   args: string[],
-  options: { killAfterMs?: number; env?: NodeJS.ProcessEnv } = {},
+  options: { killAfterMs?: number; env?: NodeJS.ProcessEnv; input?: string } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
       cwd: ROOT,
       env: { ...offlineEnv(), ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: "pipe",
     });
+    // `input` is piped on stdin, then stdin is closed (at once without it), as a script does.
+    child.stdin.end(options.input ?? "");
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (text: string) => {
