@@ -9,8 +9,8 @@ const FLOORS = [
   {
     name: "leaf",
     folders: ["util"],
-    files: ["errors.ts", "run-context.ts"],
-    holds: "errors, the typed run context, small helpers",
+    files: ["errors.ts", "run-context.ts", "contract.ts"],
+    holds: "errors, the typed run context, the stream contract, small helpers",
   },
   {
     name: "domain",
@@ -116,6 +116,14 @@ export default {
       comment:
         "errors.ts imports nothing of ours, so every file, however low, can throw a typed error.",
       from: { path: "^errors\\.ts$" },
+      to: { pathNot: "node_modules", dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "contract-imports-nothing",
+      severity: "error",
+      comment:
+        "contract.ts imports nothing, so every door (the browser console too) reads the names it defines.",
+      from: { path: "^contract\\.ts$" },
       to: { pathNot: "node_modules", dependencyTypesNot: ["core"] },
     },
     {

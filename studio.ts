@@ -7,8 +7,9 @@
  * returns the compiled graph of the chosen user's chat agent, read from the data dir's agent
  * store (`SUBAGENT_GRAPH_DATA`, else `./data`) and compiled **without a checkpointer**, because
  * the server brings its own. Subagents run on that same checkpointer (it is lent to them at run
- * time), each on its own child thread, and their updates reach the run's stream under
- * `subagent:<child thread id>`. A thread-less run gets an in-memory saver of its own
+ * time), each on its own child thread, and their events reach the run's stream under
+ * `tools:<task id>`, the namespace LangGraph gives a graph run inside the tool that called it,
+ * where the official hooks look for a subagent's messages (`contract.ts`). A thread-less run gets an in-memory saver of its own
  * (`graphs/hosted-graph.ts`).
  *
  * The run's context (Studio's configuration panel; `hostedAgentContextSchema` in

@@ -34,8 +34,8 @@ function interruptsIn(payload: unknown): StreamedInterrupt[] | undefined {
  * chunk each, so the last names only one of them. Either way `runs.wait`'s result would miss a
  * pending request that `thread.interrupts` and `getState().tasks` show.
  *
- * So the interrupts streamed at the root (namespace `[]`; a child's, forwarded under
- * `subagent:<thread>`, are not the run's) are gathered, and when the last root `values` chunk
+ * So the interrupts streamed at the root (namespace `[]`; a child's, forwarded under its
+ * `tools:<task id>` namespace, are not the run's) are gathered, and when the last root `values` chunk
  * does not name them all, one more `values` chunk `{ __interrupt__: [all of them] }` is added:
  * the shape LangGraph itself streams for an interrupt, which the SDK's `useStream` merges into
  * the values it holds. A stream that never paused is passed on unchanged.

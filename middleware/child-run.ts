@@ -1,6 +1,8 @@
+import type { Callbacks } from "@langchain/core/callbacks/manager";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { SubagentRunContext } from "../run-context.js";
+import { namespacedCallbacks } from "./child-namespace.js";
 
 /** The part of a compiled agent graph the task middleware needs to run and inspect a child. */
 export interface ChildGraph {
@@ -57,11 +59,6 @@ function isPregelStream(value: unknown): value is PregelStreamLike {
   );
 }
 
-/** The namespace segment under which a child's events appear in the parent's stream. */
-export function childNamespace(childThreadId: string): string {
-  return `subagent:${childThreadId}`;
-}
-
 export interface ChildRunConfigInput {
   childThreadId: string;
   /** The child's runtime context. */
@@ -69,6 +66,10 @@ export interface ChildRunConfigInput {
   signal: AbortSignal;
   /** The configurable of the parent's tool call, to find the parent's stream in. */
   parentConfigurable: Record<string, unknown> | undefined;
+  /** The callbacks of the parent's tool call (its stream handlers among them). */
+  parentCallbacks: Callbacks | undefined;
+  /** The stream namespace of the child's events (`child-namespace.ts`). */
+  namespace: readonly string[];
 }
 
 /**
@@ -76,12 +77,14 @@ export interface ChildRunConfigInput {
  * inherits the parent's config through async-local storage, and the parent's checkpoint
  * namespace, checkpoint map, scratchpad or abort signals would land the child's checkpoints under
  * the parent's namespace, restart a resumed child from nothing, or keep a timed-out child running
- * (ARCHITECTURE.md "Decisions and why"). Callbacks stay inherited on purpose, so the child's tokens
- * reach the parent's `messages` stream tagged with the child's thread id.
+ * (ARCHITECTURE.md "Decisions and why"). The parent's callbacks are passed on, namespaced
+ * (`namespacedCallbacks`), so the child's tokens reach the parent's `messages` stream under the
+ * child's namespace, their metadata naming the child's thread (`thread_id`); invoke the child
+ * through `withoutAmbientCallbacks` so they are its only ones.
  *
  * When the parent streams with `subgraphs: true`, the child's own stream output (updates, values,
- * custom events) is forwarded into the parent's stream under the namespace
- * `subagent:<child thread id>`, the way LangGraph reports subgraph events.
+ * custom events) is forwarded into the parent's stream under the same namespace (`tools:<task
+ * id>`), the way LangGraph reports a graph run inside a tool.
  */
 export function childRunConfig(
   input: ChildRunConfigInput,
@@ -99,15 +102,16 @@ export function childRunConfig(
   configurable.checkpoint_ns = "";
   const parentStream = input.parentConfigurable?.[PREGEL_STREAM_KEY];
   if (isPregelStream(parentStream)) {
-    const namespace = childNamespace(input.childThreadId);
+    const namespace = input.namespace;
     const forward: PregelStreamLike = {
       modes: parentStream.modes,
-      push: ([ns, mode, payload]) => parentStream.push([[namespace, ...ns], mode, payload]),
+      push: ([ns, mode, payload]) => parentStream.push([[...namespace, ...ns], mode, payload]),
     };
     configurable[PREGEL_STREAM_KEY] = forward;
   }
   return {
     configurable,
+    callbacks: namespacedCallbacks(input.parentCallbacks, input.namespace),
     context: input.context,
     signal: input.signal,
     runName: input.childThreadId,

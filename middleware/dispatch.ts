@@ -5,9 +5,10 @@ import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
 import { SubagentGraphError } from "../errors.js";
 import { messageText } from "../util/message-text.js";
 import type { PendingApproval } from "./approval-request.js";
+import { ChildClock } from "./child-clock.js";
+import { ambientCallbacks, childStreamNamespace } from "./child-namespace.js";
 import { type ChildGraph, childRunConfig, linkedAbortSignal, NEW_INPUT_KEY } from "./child-run.js";
 import { type ParentRunScope, parentScope } from "./parent-scope.js";
-import { ChildClock } from "./child-clock.js";
 import { messagesOf, runChild } from "./run-child.js";
 import { finishedRun, type RunIdentity } from "./run-records.js";
 import type { SubagentRun } from "./subagent-runs.js";
@@ -43,7 +44,8 @@ export async function dispatchTask(
     description: args.description,
     started_at: new Date().toISOString(),
   };
-  const events = new CallEvents(identity, runtime.writer);
+  const namespace = childStreamNamespace(runtime.configurable, identity.id);
+  const events = new CallEvents(identity, namespace, runtime.writer);
   try {
     return await dispatch(args, runtime, options, identity, events);
   } catch (error) {
@@ -61,13 +63,15 @@ class CallEvents {
 
   constructor(
     private readonly identity: RunIdentity,
+    /** Where the child's own events stream (`child-namespace.ts`). */
+    readonly namespace: string[],
     private readonly writer: ToolRuntime["writer"],
   ) {}
 
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.write({ type: "subagent_started", ...this.identity });
+    this.write({ type: "subagent_started", ...this.identity, namespace: this.namespace });
   }
 
   /** Emits `finished` (and `started` first when the call ended before it) and the result. */
@@ -79,7 +83,12 @@ class CallEvents {
 
   /** The child waits for a person: this call pauses until the parent is resumed. */
   waiting(pending: PendingApproval): void {
-    this.write({ type: "subagent_waiting", ...this.identity, approval: pending });
+    this.write({
+      type: "subagent_waiting",
+      ...this.identity,
+      namespace: this.namespace,
+      approval: pending,
+    });
   }
 
   private write(event: TaskStreamEvent): void {
@@ -179,6 +188,8 @@ async function dispatch(
     childThreadId: identity.child_thread_id,
     signal: childSignal.signal,
     parentConfigurable: runtime.configurable,
+    parentCallbacks: runtime.callbacks ?? ambientCallbacks(),
+    namespace: events.namespace,
     context: {
       uid: scope.uid,
       thread_id: identity.child_thread_id,

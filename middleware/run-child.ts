@@ -10,6 +10,7 @@ import {
   pendingApprovalsOf,
   pendingApprovalsOfWrites,
 } from "./approval-request.js";
+import { withoutAmbientCallbacks } from "./child-namespace.js";
 import { type ChildGraph, type childRunConfig, PREGEL_CHECKPOINTER_KEY } from "./child-run.js";
 
 type ChildConfig = ReturnType<typeof childRunConfig>;
@@ -152,7 +153,7 @@ async function invokeChild(
   config: ChildConfig,
 ): Promise<unknown> {
   try {
-    return await child.invoke(input, config);
+    return await withoutAmbientCallbacks(() => child.invoke(input, config));
   } catch (error) {
     if (isGraphInterrupt(error)) return { [INTERRUPT]: error.interrupts };
     throw error;

@@ -5,8 +5,8 @@ import type { ChildGraph } from "./child-run.js";
 import type { ParentRunScope } from "./parent-scope.js";
 import type { SubagentRun } from "./subagent-runs.js";
 
-/** The name of the delegation tool. */
-export const TASK_TOOL_NAME = "task";
+/** The name of the delegation tool (defined once, in `contract.ts`). */
+export { TASK_TOOL_NAME } from "../contract.js";
 
 /** A subagent the calling agent may use: the resolved allow-list entry. */
 export interface AllowedSubagent {
@@ -87,6 +87,8 @@ export type TaskStreamEvent =
       child_thread_id: string;
       description: string;
       started_at: string;
+      /** The stream namespace of the child's own events (`tools:<task id>`, see `contract.ts`). */
+      namespace: string[];
     }
   | {
       /** The child paused on a gated call: the parent's interrupt `approval.id` answers it. */
@@ -96,6 +98,7 @@ export type TaskStreamEvent =
       child_thread_id: string;
       description: string;
       started_at: string;
+      namespace: string[];
       approval: PendingApproval;
     }
   | { type: "subagent_finished"; run: SubagentRun };

@@ -1,4 +1,5 @@
 import type { AIMessage, BaseMessage } from "@langchain/core/messages";
+import { namespaceKey, SUBAGENT_EVENTS, subagentNamespaceOf } from "../contract.js";
 import { type PendingApproval, pendingApprovalsOf } from "../middleware/approval-request.js";
 import type { SubagentRun, SubagentUsage } from "../middleware/subagent-runs.js";
 import type { TaskStreamEvent } from "../middleware/task.js";
@@ -67,37 +68,54 @@ export type RunEvent =
 /** LangGraph stream chunk with `subgraphs: true` and several modes: `[namespace, mode, data]`. */
 export type GraphStreamChunk = [string[], string, unknown];
 
-const CHILD_NAMESPACE_PREFIX = "subagent:";
 /** LangGraph's key of a paused step's interrupts in an update. */
 const INTERRUPT_KEY = "__interrupt__";
 
 /**
- * Turns LangGraph stream chunks of a parent run into {@link RunEvent}s.
+ * Turns the LangGraph stream chunks of one parent run into {@link RunEvent}s; keep one per run,
+ * since it learns which child thread each subagent namespace is as the run goes.
  *
- * - `messages` mode: token chunks; the chunk metadata's `thread_id` says whose (parent or child:
- *   callbacks reach the parent's stream from children too).
- * - `updates` mode: complete messages per node; a child's come under the namespace
- *   `subagent:<child thread id>`.
- * - `custom` mode: the task tool's `subagent_started` / `subagent_finished`.
+ * - `messages` mode: token chunks; the chunk metadata's `thread_id` says whose (the parent's or a
+ *   child's: a child's model calls stream through the parent's handlers).
+ * - `updates` mode: complete messages per node; a child's come under its namespace
+ *   (`tools:<task id>`, `contract.ts`), which the task tool's `subagent_started` event names.
+ * - `custom` mode: the task tool's `subagent_started` / `subagent_waiting` / `subagent_finished`.
  */
-export function translateChunk(threadId: string, chunk: GraphStreamChunk): RunEvent[] {
-  const [namespace, mode, data] = chunk;
-  const childThreadId = childThreadOf(namespace);
-  switch (mode) {
-    case "messages":
-      return tokenEvents(threadId, data);
-    case "updates":
-      return updateEvents(threadId, childThreadId, data);
-    case "custom":
-      return childThreadId === undefined ? customEvents(threadId, data) : [];
-    default:
-      return [];
-  }
-}
+export class ChunkTranslator {
+  /** Child thread ids by the namespace key of their subagent. */
+  private readonly children = new Map<string, string>();
 
-function childThreadOf(namespace: string[]): string | undefined {
-  const segment = namespace.find((part) => part.startsWith(CHILD_NAMESPACE_PREFIX));
-  return segment?.slice(CHILD_NAMESPACE_PREFIX.length);
+  constructor(private readonly threadId: string) {}
+
+  translate(chunk: GraphStreamChunk): RunEvent[] {
+    const [namespace, mode, data] = chunk;
+    const subagent = subagentNamespaceOf(namespace);
+    const childThreadId = subagent ? this.children.get(namespaceKey(subagent)) : undefined;
+    // A subagent's own steps this run did not announce (nothing of ours) are not named.
+    if (subagent && childThreadId === undefined) return [];
+    switch (mode) {
+      case "messages":
+        return tokenEvents(this.threadId, data);
+      case "updates":
+        return updateEvents(this.threadId, childThreadId, data);
+      case "custom":
+        return subagent ? [] : this.customEvents(data);
+      default:
+        return [];
+    }
+  }
+
+  private customEvents(data: unknown): RunEvent[] {
+    const events = customEvents(this.threadId, data);
+    for (const event of events) {
+      if (event.type === SUBAGENT_EVENTS.started || event.type === SUBAGENT_EVENTS.waiting) {
+        if (event.child_thread_id && Array.isArray(event.namespace)) {
+          this.children.set(namespaceKey(event.namespace), event.child_thread_id);
+        }
+      }
+    }
+    return events;
+  }
 }
 
 function tokenEvents(threadId: string, data: unknown): RunEvent[] {
@@ -175,14 +193,14 @@ function messageEvent(
 
 function customEvents(threadId: string, data: unknown): RunEvent[] {
   const event = data as Partial<TaskStreamEvent> | null;
-  if (event?.type === "subagent_started") {
+  if (event?.type === SUBAGENT_EVENTS.started) {
     return [{ ...(event as Extract<TaskStreamEvent, { type: "subagent_started" }>), threadId }];
   }
-  if (event?.type === "subagent_finished") {
+  if (event?.type === SUBAGENT_EVENTS.finished) {
     const { run } = event as Extract<TaskStreamEvent, { type: "subagent_finished" }>;
     return [{ type: "subagent_finished", threadId, run }];
   }
-  if (event?.type === "subagent_waiting") {
+  if (event?.type === SUBAGENT_EVENTS.waiting) {
     return [{ ...(event as Extract<TaskStreamEvent, { type: "subagent_waiting" }>), threadId }];
   }
   return [];

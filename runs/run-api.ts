@@ -2,7 +2,7 @@ import type { ApprovalResponse } from "../middleware/approval-request.js";
 import type { RunQueue } from "../store/run-queue.js";
 import type { RunRepository, StoredRunStatus } from "../store/runs.js";
 import type { AbandonedRuns } from "./abandoned-runs.js";
-import { type GraphStreamChunk, type RunEvent, type RunResult, translateChunk } from "./events.js";
+import { ChunkTranslator, type GraphStreamChunk, type RunEvent, type RunResult } from "./events.js";
 import { type RunInfo, runInfoOf } from "./run-info.js";
 import type { RunLifecycle, RunRequest } from "./run-lifecycle.js";
 import type { RunMetrics } from "./run-metrics.js";
@@ -164,12 +164,12 @@ export function createRunApi(deps: RunApiDeps): RunApi {
 
     async *stream(request) {
       // The same run as streamChunks, its chunks turned into events.
-      let threadId = "";
+      let translator = new ChunkTranslator("");
       // `values` only for the result (no event): the final state, not a read of the thread.
       const modes: GraphStreamMode[] = ["updates", "messages", "custom", "values"];
       for await (const item of streamChunks(request, modes)) {
         if (item.kind === "started") {
-          threadId = item.threadId;
+          translator = new ChunkTranslator(item.threadId);
           yield {
             type: "run_started",
             runId: item.runId,
@@ -177,7 +177,7 @@ export function createRunApi(deps: RunApiDeps): RunApi {
             agent: item.agentSlug,
           };
         } else if (item.kind === "chunk") {
-          yield* translateChunk(threadId, item.chunk);
+          yield* translator.translate(item.chunk);
         } else {
           yield { type: "run_finished", result: item.result };
         }

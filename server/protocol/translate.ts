@@ -11,9 +11,6 @@ export const WIRE_STREAM_MODES = {
 } as const;
 export type WireStreamMode = keyof typeof WIRE_STREAM_MODES;
 
-/** The namespace segment our task tool streams a child under (see `middleware/child-run.ts`). */
-const CHILD_SEGMENT = "subagent:";
-
 /** One event to send, before it gets its sequence number. */
 export interface WireEvent {
   event: string;
@@ -25,12 +22,11 @@ export interface WireEvent {
  *
  * Names are `<mode>` at the root and `<mode>|<namespace…>` inside a subgraph when
  * `subgraphs` is on (without it, subgraph chunks are dropped, as the API does). A subagent's
- * chunks come under `subagent:<child thread id>`, so each namespace names the child's thread. Its
- * tokens reach the parent through callbacks with the child's `thread_id` in their metadata and
- * are put under the same namespace.
+ * chunks, its tokens included, come under `tools:<task id>` (`contract.ts`), as LangGraph streams
+ * a graph run inside a tool; its thread is named by the `subagent_started` custom event and by
+ * the `thread_id` of its messages' metadata.
  */
 export function translateForWire(
-  threadId: string,
   chunk: GraphStreamChunk,
   modes: ReadonlySet<WireStreamMode>,
   subgraphs: boolean,
@@ -48,11 +44,8 @@ export function translateForWire(
     case "messages": {
       if (!modes.has("messages-tuple") || !Array.isArray(data)) return [];
       const [message, metadata] = data as [BaseMessage, unknown];
-      const source = (metadata as { thread_id?: unknown } | undefined)?.thread_id;
-      const childNamespace =
-        typeof source === "string" && source !== threadId ? [`${CHILD_SEGMENT}${source}`] : [];
       const payload = [serializeMessage(message), serializeChunkMetadata(metadata)];
-      return named("messages", childNamespace, subgraphs, payload);
+      return named("messages", namespace, subgraphs, payload);
     }
     default:
       return [];

@@ -3,13 +3,13 @@ import { INTERRUPT } from "@langchain/langgraph";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { PendingApproval } from "../../middleware/approval-request.js";
 import { runRecordsSince, type SubagentRun } from "../../middleware/subagent-runs.js";
-import type { Fleet } from "../../runs/fleet.js";
 import type { GraphStreamChunk } from "../../runs/events.js";
+import type { Fleet } from "../../runs/fleet.js";
 import type { RunEventWriter } from "../../runs/run-event-log.js";
 import { runInfoOf } from "../../runs/run-info.js";
 import type { RunRequest } from "../../runs/run-lifecycle.js";
-import type { ClaimedRun } from "../../store/run-queue.js";
 import type { GraphStreamMode, RawRunItem, Runtime } from "../../runtime.js";
+import type { ClaimedRun } from "../../store/run-queue.js";
 import { serializeSnapshot, serializeValue } from "../protocol/serialize.js";
 import type { RunStreamEvent } from "../protocol/sse.js";
 import { translateForWire, WIRE_STREAM_MODES, type WireStreamMode } from "../protocol/translate.js";
@@ -328,12 +328,7 @@ export class RunRegistry {
       for await (const item of items) {
         if (item.kind === "chunk") {
           lastValues = rootState(item.chunk) ?? lastValues;
-          for (const event of translateForWire(
-            threadId,
-            item.chunk,
-            modes,
-            run.options.subgraphs,
-          )) {
+          for (const event of translateForWire(item.chunk, modes, run.options.subgraphs)) {
             run.emit(event.event, event.data);
           }
         } else if (item.kind === "finished") {

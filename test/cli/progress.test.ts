@@ -53,6 +53,7 @@ function started(slug: string, childThreadId: string, id = `call-${slug}`): RunE
     child_thread_id: childThreadId,
     description: `work for ${slug}`,
     started_at: "2025-01-01T00:00:00.000Z",
+    namespace: [`tools:task-${slug}`],
   };
 }
 
@@ -252,6 +253,7 @@ describe("ProgressRenderer", () => {
       child_thread_id: RESEARCHER,
       description: "work for researcher",
       started_at: "2025-01-01T00:00:00.000Z",
+      namespace: ["tools:task-researcher"],
       approval: {
         id: "i1",
         value: {

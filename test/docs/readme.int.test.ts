@@ -200,7 +200,9 @@ describe("the README's code, pasted as written", () => {
           SUBAGENT_GRAPH_URL: base,
           SUBAGENT_GRAPH_TOKEN: token,
         });
-        expect(out).toMatch(/updates\|subagent:[0-9a-f-]+_sub_researcher_[0-9a-f]{8}/);
+        expect(out).toMatch(
+          /messages\|tools:[0-9a-f-]{36} child thread [0-9a-f-]+_sub_researcher_[0-9a-f]{8}/,
+        );
         expect(out).toContain("subagent_runs");
       });
     });

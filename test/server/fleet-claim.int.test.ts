@@ -80,7 +80,7 @@ describe("where a queued run runs in a fleet", { timeout: 120_000 }, () => {
     expect(streamed[0]).toMatchObject({ event: "metadata", data: { attempt: 1 } });
     const runId = String((streamed[0]?.data as { run_id?: string } | undefined)?.run_id);
     expect(await fleet.runner(runId)).toBe(a.child.pid);
-    expect(streamed.some((part) => part.event.startsWith("updates|subagent:"))).toBe(true);
+    expect(streamed.some((part) => part.event.startsWith("updates|tools:"))).toBe(true);
     const last = streamed.filter((part) => part.event === "values").at(-1)?.data as {
       messages: { content: string }[];
     };

@@ -51,7 +51,7 @@ describe("a fleet: queued runs, streams from any process, takeover", { timeout: 
     expect(slowCalls()).toBe(1);
     expect(live[0]).toMatchObject({ event: "metadata", data: { run_id: run.run_id, attempt: 1 } });
     // The subagent's own events came too, under its namespace.
-    expect(live.some((part) => part.event.startsWith("updates|subagent:"))).toBe(true);
+    expect(live.some((part) => part.event.startsWith("updates|tools:"))).toBe(true);
     const lastValues = live.filter((part) => part.event === "values").at(-1)?.data as {
       messages: { content: string }[];
     };

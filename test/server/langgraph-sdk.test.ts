@@ -9,6 +9,7 @@ import {
   type RuntimeFixture,
   subagentPayload,
 } from "../support/runtime-fixture.js";
+import { namespacesByChildThread, subagentNamespaces } from "../support/subagent-stream.js";
 import { until } from "../support/until.js";
 
 const human = (content: string) => ({ messages: [{ type: "human", content }] });
@@ -125,7 +126,7 @@ describe("the LangGraph SDK Client against our server", { timeout: 30_000 }, () 
     await expect(client.threads.search({ select: ["context"] })).rejects.toThrow(/select/);
   });
 
-  it("streams values, updates and messages, with each subagent's events under its child thread", async () => {
+  it("streams values, updates and messages, with each subagent's events under the tools:<task id> namespace LangGraph gives it", async () => {
     const { fixture, client } = await start();
     const boss = await offlineBoss(fixture.runtime);
     const thread = await client.threads.create();
@@ -150,13 +151,21 @@ describe("the LangGraph SDK Client against our server", { timeout: 30_000 }, () 
     const finalValues = last?.data as { subagent_runs: { child_thread_id: string }[] };
     const children = finalValues.subagent_runs.map((run) => run.child_thread_id);
     expect(children).toHaveLength(2);
-    for (const child of children) {
-      // The child's own node updates and its tokens arrive under its thread's namespace.
-      expect(events.some((e) => e.event === `updates|subagent:${child}`)).toBe(true);
-      const tokens = events.filter((e) => e.event === `messages|subagent:${child}`);
-      expect(tokens.length).toBeGreaterThan(0);
-      const [, metadata] = (tokens[0]?.data ?? []) as [unknown, { thread_id?: string }?];
-      expect(metadata?.thread_id).toBe(child);
+    // Each child streams under one namespace of its own, `tools:<task id>` (the parent's tools
+    // task that called it, as LangGraph streams a graph run inside a tool), where its node
+    // updates and its tokens arrive; its tokens' metadata names its thread.
+    const byChild = namespacesByChildThread(events);
+    const namespaces = children.map((child) => byChild.get(child) ?? []);
+    for (const seen of namespaces) {
+      expect(seen).toEqual([expect.stringMatching(/^tools:[0-9a-f-]{36}$/)]);
+      expect(events.some((e) => e.event === `updates|${seen[0]}`)).toBe(true);
+    }
+    expect(new Set(namespaces.flat()).size).toBe(2);
+    expect(subagentNamespaces(events).sort()).toEqual(namespaces.flat().sort());
+    // No child token is streamed as the main agent's.
+    for (const e of events.filter((e) => e.event === "messages")) {
+      const [, metadata] = e.data as [unknown, { thread_id?: string }?];
+      expect(children).not.toContain(metadata?.thread_id);
     }
     // The parent's own tokens come at the root, one message id per streamed message.
     const rootTokens = events.filter((e) => e.event === "messages");

@@ -8,6 +8,7 @@ import {
   startHttpServer,
 } from "../support/http-server.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
+import { namespacesByChildThread } from "../support/subagent-stream.js";
 
 /**
  * Thread ids over HTTP are per user (issue 16, item 9; `server/thread-scope.ts`): a client that
@@ -137,9 +138,13 @@ describe("thread ids over HTTP are each user's own", () => {
       const final = events.at(-1)?.data as FinalValues;
       const children = final.subagent_runs.map((run) => run.child_thread_id);
       expect(children.length).toBeGreaterThan(0);
+      const byChild = namespacesByChildThread(events);
       for (const child of children) {
         expect(child.startsWith("project-x_sub_researcher_")).toBe(true);
-        expect(events.some((event) => event.event === `updates|subagent:${child}`)).toBe(true);
+        // Its events come under the namespace LangGraph gives it, not named after its thread.
+        const [namespace] = byChild.get(child) ?? [];
+        expect(namespace).toMatch(/^tools:/);
+        expect(events.some((event) => event.event === `updates|${namespace}`)).toBe(true);
         const view = await http.call<{ thread_id: string; parent_thread_id: string }>(
           "GET",
           `/threads/project-x/subagents/${child}`,

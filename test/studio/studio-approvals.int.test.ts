@@ -11,6 +11,7 @@ import {
   type FakeReply,
   startFakeOpenAIServer,
 } from "../support/fake-openai-server.js";
+import { subagentNamespaces } from "../support/subagent-stream.js";
 import { type NewcomerStudio, startNewcomerStudio } from "./newcomer-project.js";
 
 /** The demo agents, told apart by their system prompts (agents/demo.ts). */
@@ -231,8 +232,15 @@ describe("Studio approvals with no configuration (langgraphjs dev, the SDK, the 
       "researcher",
     ]);
     // The child's own pause is streamed under its namespace, not as the run's.
-    const childThread = last.__interrupt__?.[0]?.value.subagent?.child_thread_id;
-    expect(paused.some((event) => event.event === `updates|subagent:${childThread}`)).toBe(true);
+    const [childNamespace] = subagentNamespaces(paused);
+    expect(childNamespace).toMatch(/^tools:/);
+    expect(
+      paused.some(
+        (event) =>
+          event.event === `updates|${childNamespace}` &&
+          Object.keys(Object(event.data)).includes("__interrupt__"),
+      ),
+    ).toBe(true);
 
     const edited = "/home/gem/user-data/outputs/tides-edited.md";
     const resumed = await streamed({

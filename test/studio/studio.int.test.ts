@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bareEnv, type DevServer, spawnDevServer } from "../support/langgraph-dev.js";
+import { namespacesByChildThread, subagentNamespaces } from "../support/subagent-stream.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -51,7 +52,7 @@ describe("LangGraph Studio (the official dev server on langgraph.json)", {
     expect(assistants.map((assistant) => assistant.metadata?.created_by)).toContain("system");
   });
 
-  it("runs the demo agent: two subagents on child threads, their events streamed under namespaces naming them", async () => {
+  it("runs the demo agent: two subagents on child threads, their events streamed under the tools:<task id> namespace LangGraph gives them", async () => {
     const thread = await client.threads.create();
     const events: { event: string; data: unknown }[] = [];
     for await (const part of client.runs.stream(thread.thread_id, "agent", {
@@ -73,13 +74,19 @@ describe("LangGraph Studio (the official dev server on langgraph.json)", {
       ["researcher", "completed"],
       ["reviewer", "completed"],
     ]);
+    const byChild = namespacesByChildThread(events);
     for (const run of runs) {
       expect(run.child_thread_id).toMatch(
         new RegExp(`^${thread.thread_id}_sub_${run.subagent_type}_[0-9a-f]{8}$`),
       );
-      // The child's own node updates reach the parent's stream under its thread's namespace.
-      expect(events.some((e) => e.event === `updates|subagent:${run.child_thread_id}`)).toBe(true);
+      // The child's tokens and node updates reach the parent's stream under the namespace
+      // LangGraph gives a graph run inside a tool (where the official hooks look), never at the
+      // root.
+      const namespaces = byChild.get(run.child_thread_id) ?? [];
+      expect(namespaces).toEqual([expect.stringMatching(/^tools:/)]);
+      expect(events.some((e) => e.event === `updates|${namespaces[0]}`)).toBe(true);
     }
+    expect(subagentNamespaces(events)).toHaveLength(2);
     const last = (state.values as { messages: { type: string; content: string }[] }).messages.at(
       -1,
     );

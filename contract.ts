@@ -1,0 +1,77 @@
+/**
+ * The names every floor and every door agrees on: the `task` tool, the stream namespace a
+ * subagent's events come under, the custom events the task tool writes, and the run statuses.
+ * On the leaf floor and importing nothing, so the server, the CLI, the library and the browser
+ * console (which imports only this file's values from below) read one definition.
+ */
+
+/** The tool a main agent delegates with (Deep Agents and the official hooks use the same name). */
+export const TASK_TOOL_NAME = "task";
+
+/**
+ * The namespace segment prefix LangGraph gives a graph run inside the `tools` node: a subagent's
+ * events stream under `tools:<task id>`, the task of the `tools` node that made the `task` call,
+ * which is where LangChain's hooks (`isSubagentNamespace` in `@langchain/langgraph-sdk/ui`) look
+ * for them. A subagent of a subagent adds a second segment.
+ */
+export const SUBAGENT_NAMESPACE_PREFIX = "tools:";
+
+/** Whether a stream namespace is a subagent's (one of its segments is a `tools:` one). */
+export function isSubagentNamespace(namespace: readonly string[] | undefined): boolean {
+  return (namespace ?? []).some((segment) => segment.startsWith(SUBAGENT_NAMESPACE_PREFIX));
+}
+
+/**
+ * The namespace of the direct subagent an event belongs to (the path up to and including its
+ * first `tools:` segment), or undefined for the parent's own events. Events of a subagent's own
+ * steps carry more segments after it.
+ */
+export function subagentNamespaceOf(
+  namespace: readonly string[] | undefined,
+): string[] | undefined {
+  const index = (namespace ?? []).findIndex((segment) =>
+    segment.startsWith(SUBAGENT_NAMESPACE_PREFIX),
+  );
+  return index < 0 ? undefined : (namespace ?? []).slice(0, index + 1);
+}
+
+/** How deep a namespace sits below the main agent: its number of `tools:` segments. */
+export function subagentDepth(namespace: readonly string[] | undefined): number {
+  return (namespace ?? []).filter((segment) => segment.startsWith(SUBAGENT_NAMESPACE_PREFIX))
+    .length;
+}
+
+/** A namespace as one key (`|`-joined, as LangGraph names events and checkpoint namespaces). */
+export function namespaceKey(namespace: readonly string[]): string {
+  return namespace.join("|");
+}
+
+/**
+ * The custom stream events (LangGraph `custom` mode) the task tool writes about a subagent, by
+ * their `type` field.
+ */
+export const SUBAGENT_EVENTS = {
+  started: "subagent_started",
+  waiting: "subagent_waiting",
+  finished: "subagent_finished",
+} as const;
+export type SubagentEventType = (typeof SUBAGENT_EVENTS)[keyof typeof SUBAGENT_EVENTS];
+
+/** The statuses of a run, as the LangGraph API and its SDK (`RunStatus`) name them. */
+export const RUN_STATUSES = [
+  "pending",
+  "running",
+  "success",
+  "error",
+  "timeout",
+  "interrupted",
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** The statuses of a run that has not ended yet. */
+export const ACTIVE_RUN_STATUSES = ["pending", "running"] as const satisfies readonly RunStatus[];
+
+/** Whether a run with this status has ended. */
+export function isFinishedStatus(status: string): boolean {
+  return !(ACTIVE_RUN_STATUSES as readonly string[]).includes(status);
+}
