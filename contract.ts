@@ -68,6 +68,19 @@ export const RUN_STATUSES = [
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
+/**
+ * The statuses our runs are recorded with: a run here never ends `timeout` (a subagent's time
+ * limit fails its `task` call, not the run).
+ */
+export const RECORDED_RUN_STATUSES = [
+  "pending",
+  "running",
+  "success",
+  "error",
+  "interrupted",
+] as const satisfies readonly RunStatus[];
+export type RecordedRunStatus = (typeof RECORDED_RUN_STATUSES)[number];
+
 /** The statuses of a run that has not ended yet. */
 export const ACTIVE_RUN_STATUSES = ["pending", "running"] as const satisfies readonly RunStatus[];
 

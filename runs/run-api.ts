@@ -25,8 +25,9 @@ export interface RunApi {
   stream(request: RunRequest): AsyncGenerator<RunEvent>;
   /**
    * Same as {@link RunApi.run}, yielding LangGraph's own stream chunks `[namespace, mode, data]` for
-   * `streamMode` (with subgraphs: a subagent's chunks come under `subagent:<child thread id>`,
-   * its tokens with the child's `thread_id` in their metadata). For protocol adapters.
+   * `streamMode` (with subgraphs: a subagent's chunks, its tokens included, come under
+   * `tools:<task id>` as LangGraph streams a graph run inside a tool, its tokens with the
+   * child's `thread_id` in their metadata; see `contract.ts`). For protocol adapters.
    */
   streamChunks(
     request: RunRequest,

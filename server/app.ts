@@ -22,10 +22,12 @@ import { healthRoutes } from "./routes/health.js";
 import { knowledgeRoutes } from "./routes/knowledge.js";
 import { mcpRoutes } from "./routes/mcp.js";
 import { runRoutes } from "./routes/runs.js";
+import { threadProtocolRoutes } from "./routes/thread-protocol.js";
 import { threadRoutes } from "./routes/threads.js";
 import { unsupportedRoutes } from "./routes/unsupported.js";
 import { QueueWorker } from "./runs/queue-worker.js";
 import { RunRegistry } from "./runs/run-registry.js";
+import { RunService } from "./runs/run-service.js";
 import { registerThreadScope } from "./thread-scope.js";
 
 /** Options of {@link createServer}. */
@@ -57,6 +59,8 @@ export interface ServerOptions {
 export interface SubagentGraphServer {
   app: FastifyInstance;
   runs: RunRegistry;
+  /** How every door starts, finds, reads, cancels and waits for runs. */
+  service: RunService;
   /** The worker loop (a fleet process whose role includes it); started, to drain on shutdown. */
   worker: QueueWorker | undefined;
 }
@@ -95,6 +99,9 @@ export async function createServer(
 
   await app.register(cors, {
     origin: options.corsOrigins ?? true,
+    // The plugin's default is GET, HEAD, POST: a browser app on another origin could not PATCH
+    // or DELETE a thread, nor PUT an agent. Every method a route of ours answers.
+    methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
     allowedHeaders: ["content-type", "authorization", "x-api-key", "last-event-id"],
     exposedHeaders: ["content-location", "location", "x-pagination-total", "x-pagination-next"],
   });
@@ -138,13 +145,14 @@ export async function createServer(
           warn: (message) => app.log.warn(message),
         })
       : undefined;
+  const service = new RunService(runtime, runs, worker);
   healthRoutes(app, runtime, worker);
   if (worker) {
     // A closed server claims nothing more (`serve` drains it first, see `cli/serve.ts`).
     app.addHook("onClose", async () => worker.stop());
     await worker.start();
   }
-  if (role === "worker") return { app, runs, worker };
+  if (role === "worker") return { app, runs, service, worker };
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
   app.get("/info", { schema: { hide: true } }, async () => ({
     name: "subagent-graph",
@@ -152,12 +160,13 @@ export async function createServer(
   }));
   agentRoutes(app, runtime);
   assistantRoutes(app, runtime);
-  threadRoutes(app, runtime, runs);
-  runRoutes(app, runtime, runs, worker);
+  threadRoutes(app, runtime, service);
+  runRoutes(app, service);
   fileRoutes(app, runtime, maxUploadBytes);
   mcpRoutes(app, runtime);
   knowledgeRoutes(app, runtime, maxUploadBytes);
   catalogRoutes(app, runtime);
+  await threadProtocolRoutes(app, runtime, runs);
   unsupportedRoutes(app);
-  return { app, runs, worker };
+  return { app, runs, service, worker };
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BACKEND_IDS, runtimeContextSchema, SHARE_MODES } from "../agents/schema.js";
+import { RECORDED_RUN_STATUSES } from "../contract.js";
 
 /**
  * Response shapes, validated on the way out (the zod serializer compiler) and published in the
@@ -101,7 +102,7 @@ export const runSchema = z.object({
   run_id: z.string(),
   thread_id: z.string(),
   assistant_id: z.string(),
-  status: z.enum(["pending", "running", "success", "error", "interrupted"]),
+  status: z.enum(RECORDED_RUN_STATUSES),
   metadata: z.record(z.string(), z.unknown()),
   multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]),
   created_at: z.string(),
@@ -115,7 +116,6 @@ export const runSchema = z.object({
   attempt: z
     .number()
     .int()
-    .optional()
     .describe(
       "how many times a worker has started it: 2 or more after its worker died and another resumed it (fleet on PostgreSQL)",
     ),

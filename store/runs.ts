@@ -1,3 +1,4 @@
+import type { RecordedRunStatus } from "../contract.js";
 /**
  * Runs and thread leases shared by every process on one database.
  *
@@ -22,7 +23,7 @@ export type RunRow = Selectable<RunsTable>;
 export const CANCEL_REASON = "cancelled by its user";
 
 /** How a run ended (or that it still runs). */
-export type StoredRunStatus = "pending" | "running" | "success" | "error" | "interrupted";
+export type StoredRunStatus = RecordedRunStatus;
 
 /** A thread's lease as it stands. */
 export interface ThreadLease {

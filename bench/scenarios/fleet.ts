@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { isFinishedStatus } from "../../contract.js";
 import { createRuntime, type Runtime } from "../../runtime.js";
 import { openPostgresDatabase } from "../../store/database.js";
 import type { ServerProcess } from "../../test/support/server-process.js";
@@ -326,7 +327,7 @@ async function measureTakeover(
     info = await admin.runInfo(UID, run.run_id);
     // Seen by polling every 20 ms (the row keeps the first claim's time only).
     if (claimedAgain === undefined && Number(info?.attempt) >= 2) claimedAgain = Date.now();
-    if (info && !["pending", "running"].includes(info.status)) break;
+    if (info && isFinishedStatus(info.status)) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   const ms = (claimedAgain ?? Number.NaN) - killedAt;

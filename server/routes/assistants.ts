@@ -2,8 +2,8 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { AgentRecord } from "../../agents/schema.js";
-import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { Runtime } from "../../runtime.js";
+import { chatAgent } from "../chat-agent.js";
 import { idParam } from "../protocol/store-text.js";
 import { assistantSchema, errorResponses } from "../schemas.js";
 
@@ -22,23 +22,6 @@ export function assistantOf(agent: AgentRecord) {
     created_at: agent.created_at,
     updated_at: agent.updated_at,
   };
-}
-
-/**
- * The chat agent `idOrSlug` names for `uid` (an `assistant_id` may be the id or the slug, as
- * the reference server accepts graph ids). Subagents are not assistants: they run only through
- * a main agent's `task` tool.
- */
-export async function chatAgent(runtime: Runtime, uid: string, idOrSlug: string) {
-  const agent = await runtime.agents.get(uid, idOrSlug);
-  if (agent.is_subagent) {
-    throw new SubagentGraphError(
-      ErrorCode.NotFound,
-      `assistant "${idOrSlug}" not found: "${agent.slug}" is a subagent, which runs only through a main agent's task tool`,
-      { field: "assistant_id" },
-    );
-  }
-  return agent;
 }
 
 /** The filters of an assistant search or count (the SDK's `assistants.search` and `count`). */

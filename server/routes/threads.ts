@@ -17,7 +17,7 @@ import {
 } from "../protocol/serialize.js";
 import { projectState, STATE_FIELDS, stateSelection } from "../protocol/state-select.js";
 import { idParam, metadataFilterSchema, storeId } from "../protocol/store-text.js";
-import type { RunRegistry } from "../runs/run-registry.js";
+import type { RunService } from "../runs/run-service.js";
 import { childThreadSchema, errorResponses, threadSchema, threadStateSchema } from "../schemas.js";
 import { newThreadId, resolveThread, scopedThreadId } from "../thread-scope.js";
 
@@ -64,7 +64,7 @@ const THREAD_FIELDS = [
 /** The API's `Thread` for one of the caller's threads. */
 async function threadOf(
   runtime: Runtime,
-  runs: RunRegistry,
+  service: RunService,
   uid: string,
   info: ThreadInfo,
   withState = true,
@@ -72,15 +72,7 @@ async function threadOf(
   // The state (a checkpoint read and the graph's next step) is the costly part; a search that
   // selects none of values, status, state_updated_at and interrupts skips it.
   const state = withState ? await runtime.threads.state(uid, info.threadId) : undefined;
-  const running = runs.forThread(uid, info.threadId).some((run) => !run.finished);
-  const status =
-    info.busy || running
-      ? "busy"
-      : info.lastRunFailed || runs.lastFailed(uid, info.threadId)
-        ? "error"
-        : state && state.next.length > 0
-          ? "interrupted"
-          : "idle";
+  const status = service.threadStatus(uid, info, state?.next);
   return {
     thread_id: info.threadId,
     created_at: info.createdAt,
@@ -110,7 +102,7 @@ function interruptsByTask(tasks: StateSnapshot["tasks"]): Record<string, unknown
 }
 
 /** `/threads`: the caller's threads and their LangGraph state and history. */
-export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRegistry): void {
+export function threadRoutes(app: FastifyInstance, runtime: Runtime, service: RunService): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   /**
@@ -163,7 +155,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
         ...(body.metadata ? { metadata: body.metadata } : {}),
         ...(body.if_exists ? { ifExists: body.if_exists } : {}),
       });
-      return threadOf(runtime, runs, request.uid, info);
+      return threadOf(runtime, service, request.uid, info);
     },
   );
 
@@ -187,7 +179,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
       offset: byState || !page ? 0 : page.offset,
     });
     const threads = await Promise.all(
-      infos.map((info) => threadOf(runtime, runs, uid, info, withState || byState)),
+      infos.map((info) => threadOf(runtime, service, uid, info, withState || byState)),
     );
     if (!byState) return threads;
     const matching = threads.filter(
@@ -278,7 +270,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
     async (request) =>
       threadOf(
         runtime,
-        runs,
+        service,
         request.uid,
         await runtime.threads.get(request.uid, request.params.thread_id),
       ),
@@ -298,7 +290,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
     async (request) =>
       threadOf(
         runtime,
-        runs,
+        service,
         request.uid,
         await runtime.threads.updateMetadata(
           request.uid,
@@ -483,7 +475,7 @@ export function threadRoutes(app: FastifyInstance, runtime: Runtime, runs: RunRe
     },
     async (request, reply) => {
       await runtime.threads.delete(request.uid, request.params.thread_id);
-      runs.forgetThread(request.uid, request.params.thread_id);
+      service.forgetThread(request.uid, request.params.thread_id);
       return reply.status(204).send(null);
     },
   );

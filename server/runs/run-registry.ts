@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { INTERRUPT } from "@langchain/langgraph";
+import { isFinishedStatus, type RecordedRunStatus } from "../../contract.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { PendingApproval } from "../../middleware/approval-request.js";
 import { runRecordsSince, type SubagentRun } from "../../middleware/subagent-runs.js";
@@ -10,12 +11,13 @@ import { runInfoOf } from "../../runs/run-info.js";
 import type { RunRequest } from "../../runs/run-lifecycle.js";
 import type { GraphStreamMode, RawRunItem, Runtime } from "../../runtime.js";
 import type { ClaimedRun } from "../../store/run-queue.js";
+import type { RunJson } from "../protocol/run-json.js";
 import { serializeSnapshot, serializeValue } from "../protocol/serialize.js";
 import type { RunStreamEvent } from "../protocol/sse.js";
 import { translateForWire, WIRE_STREAM_MODES, type WireStreamMode } from "../protocol/translate.js";
 
-/** A run's status, as the LangGraph API names them. */
-export type RunStatus = "pending" | "running" | "success" | "error" | "interrupted";
+/** A run's status, as the LangGraph API names them (never `timeout` here). */
+export type RunStatus = RecordedRunStatus;
 
 /** What a client asked for when it created the run. */
 export interface RunOptions {
@@ -50,6 +52,8 @@ export class ManagedRun {
   readonly runId: string;
   readonly createdAt: string;
   status: RunStatus = "pending";
+  /** 1, or more for a queued run a worker took over after its first process died. */
+  attempt = 1;
   updatedAt: string;
   /** The final state values (wire form), once the run is over. */
   finalValues: unknown;
@@ -87,16 +91,17 @@ export class ManagedRun {
   }
 
   get finished(): boolean {
-    return !["pending", "running"].includes(this.status);
+    return isFinishedStatus(this.status);
   }
 
-  /** The run as the API's `Run` object (plus our `subagent_runs`). */
-  toJSON() {
+  /** The run as the API's `Run` object (the shape of `runJson`, which reads its record). */
+  toJSON(): RunJson {
     return {
       run_id: this.runId,
       thread_id: this.options.threadId,
       assistant_id: this.options.agentId,
       status: this.status,
+      attempt: this.attempt,
       metadata: this.options.metadata,
       multitask_strategy: "reject" as const,
       created_at: this.createdAt,
@@ -216,6 +221,7 @@ export class RunRegistry {
       },
       { runId: row.run_id, createdAt: row.created_at },
     );
+    run.attempt = attempt;
     if (log) {
       // A later attempt goes on after the events its earlier ones wrote; a first attempt has
       // none (only a claimed run's worker writes a run's events).
