@@ -66,6 +66,11 @@ export class OfflineChatModel extends BaseChatModel {
       yield chunk;
       await runManager?.handleLLMNewToken(word);
     }
+    // A chunk's `index` names its content block: the text above is block 0 (LangChain's
+    // chunk-to-event bridge puts string content there), so the tool calls come after it. Indexed
+    // from 0 they would merge into the text block and the first call would be lost wherever the
+    // message is rebuilt from content-block events (LangGraph's `streamEvents` v3, the dev server).
+    const firstToolBlock = words.length > 0 ? 1 : 0;
     yield new ChatGenerationChunk({
       text: "",
       message: new AIMessageChunk({
@@ -74,7 +79,7 @@ export class OfflineChatModel extends BaseChatModel {
           name: call.name,
           args: JSON.stringify(call.args),
           id: call.id,
-          index,
+          index: firstToolBlock + index,
           type: "tool_call_chunk" as const,
         })),
         usage_metadata: message.usage_metadata,

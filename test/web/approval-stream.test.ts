@@ -5,13 +5,13 @@ import { z } from "zod";
 import { ScriptedChatModel } from "../../models/scripted.js";
 import { type PendingApproval, pendingFromThread, resumeCommand } from "../../web/src/approvals.js";
 import {
-  applyStreamEvent,
   type Conversation,
   conversationFromState,
   emptyConversation,
   withApprovalSent,
   withHumanMessage,
 } from "../../web/src/chat-state.js";
+import { RunConversation } from "../../web/src/run-conversation.js";
 import { type HttpServer, startHttpServer } from "../support/http-server.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
 
@@ -87,16 +87,16 @@ describe("approvals in the chat state, from a real server", () => {
     base: Conversation,
     payload: { input?: Record<string, unknown>; command?: { resume: unknown } },
   ): Promise<Conversation> {
-    let conversation = base;
+    const run = new RunConversation(base);
     for await (const part of client.runs.stream(threadId, assistantId, {
       ...payload,
       streamMode: [...STREAM_MODES],
       streamSubgraphs: true,
       onDisconnect: "continue",
     })) {
-      conversation = applyStreamEvent(conversation, part.event, part.data);
+      run.push(part.event, part.data);
     }
-    return conversation;
+    return run.end();
   }
 
   /** The conversation a reload shows: the thread's state, read as the page reads it. */
@@ -139,8 +139,16 @@ describe("approvals in the chat state, from a real server", () => {
     if (!first) throw new Error("no request of the subagent told 'one'");
     const base = withApprovalSent(afterReload, first.id);
     expect(ids(base.approvals)).toHaveLength(1);
-    await follow(base, { command: resumeCommand(first.id, [{ type: "approve" }]) });
+    const resumed = await follow(base, {
+      command: resumeCommand(first.id, [{ type: "approve" }]),
+    });
     expect(noted).toEqual(["one"]);
+    // The resumed child's own messages reached its card, through the SDK's stream handling.
+    const resumedCard = Object.values(resumed.cards).find((card) => card.description === "one");
+    expect(resumedCard?.messages.map((message) => message.text)).toContain("finished one");
+    expect(
+      resumed.messages.filter((m) => m.role === "assistant" && m.text === "finished one"),
+    ).toEqual([]);
     const halfway = await reloaded();
     expect(halfway.approvals.map((entry) => entry.value.subagent?.description)).toEqual(["two"]);
     const statuses = Object.fromEntries(

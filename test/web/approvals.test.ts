@@ -11,12 +11,13 @@ import {
   resumeCommand,
 } from "../../web/src/approvals.js";
 import {
-  applyStreamEvent,
+  applyRunEvent,
   conversationFromState,
   conversationFromValues,
   emptyConversation,
   withApprovalSent,
 } from "../../web/src/chat-state.js";
+import { RunConversation } from "../../web/src/run-conversation.js";
 
 /** A request as langchain's middleware raises it: one call of `write_file`, every decision. */
 const writeRequest: ApprovalRequest = {
@@ -210,22 +211,25 @@ describe("approval requests in the conversation", () => {
     ],
   };
 
-  it("a values event holding only __interrupt__ adds the request and keeps the messages", () => {
-    let conversation = conversationFromValues({ messages: [human, ai], subagent_runs: [] });
-    conversation = applyStreamEvent(conversation, "values", {
-      __interrupt__: [{ id: "i1", value: subagentRequest("call-1") }],
-    });
+  it("a values event holding only __interrupt__ adds the request and keeps the messages", async () => {
+    const run = new RunConversation(
+      conversationFromValues({ messages: [human, ai], subagent_runs: [] }),
+    );
+    run.push("values", { __interrupt__: [{ id: "i1", value: subagentRequest("call-1") }] });
+    let conversation = await run.settled();
     expect(conversation.messages.map((message) => message.id)).toEqual(["h1", "a1"]);
     expect(conversation.approvals.map((entry) => entry.id)).toEqual(["i1"]);
     // A full state afterwards keeps it: values do not say which requests were answered.
-    conversation = applyStreamEvent(conversation, "values", { messages: [human, ai] });
+    run.push("values", { messages: [human, ai] });
+    conversation = await run.end();
+    expect(conversation.messages.map((message) => message.id)).toEqual(["h1", "a1"]);
     expect(conversation.approvals.map((entry) => entry.id)).toEqual(["i1"]);
   });
 
   it("a child's own interrupt (under its namespace) is not the parent's request", () => {
-    const conversation = applyStreamEvent(
+    const conversation = applyRunEvent(
       conversationFromValues({ messages: [human, ai] }),
-      "updates|subagent:t1_sub_writer_1",
+      "updates|tools:6f1c1a2e-task",
       { __interrupt__: [{ id: "child-interrupt", value: writeRequest }] },
     );
     expect(conversation.approvals).toEqual([]);
@@ -233,7 +237,7 @@ describe("approval requests in the conversation", () => {
 
   it("subagent_waiting marks the card waiting with its request; sending the answer runs it again", () => {
     let conversation = conversationFromValues({ messages: [human, ai] });
-    conversation = applyStreamEvent(conversation, "custom", {
+    conversation = applyRunEvent(conversation, "custom", {
       type: "subagent_waiting",
       id: "call-2",
       subagent_type: "writer",
@@ -242,7 +246,7 @@ describe("approval requests in the conversation", () => {
       started_at: "2026-12-04T10:00:00.000Z",
       approval: { id: "i2", value: subagentRequest("call-2") },
     });
-    conversation = applyStreamEvent(conversation, "updates", {
+    conversation = applyRunEvent(conversation, "updates", {
       __interrupt__: [{ id: "i2", value: subagentRequest("call-2") }],
     });
     expect(conversation.cards["call-2"]).toMatchObject({

@@ -364,6 +364,16 @@ describe("web console in Chromium", () => {
       await waitForText(card("researcher").locator("header"), "Researcher");
       await assistantMessage(FINAL_ANSWER).waitFor();
       await cancelButton().waitFor({ state: "hidden" });
+      // The researcher's own answer streamed onto its card (the SDK's stream manager put its
+      // tools:<task id> events there), and is no message of the main conversation.
+      await card("researcher")
+        .locator('[data-subagent-message="assistant"]')
+        .filter({ hasText: RESEARCH_ANSWER })
+        .waitFor({ state: "attached" });
+      const mainTexts = await page
+        .locator('ol.messages > li[data-message-role="assistant"] > .text')
+        .allTextContents();
+      expect(mainTexts.map((text) => text.trim())).toEqual([FINAL_ANSWER]);
       expect(researcher.calls).toHaveLength(1);
       // The subagent's answer reached the main model as the task's result.
       expect(main.calls).toHaveLength(2);

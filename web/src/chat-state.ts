@@ -1,22 +1,21 @@
 /**
- * The conversation the chat page shows, and how run stream events change it. Pure functions over
- * plain data (no DOM), so the stream handling is unit-tested without a browser.
+ * The conversation the chat page shows, and what our own events say about it. Pure functions over
+ * plain data (no DOM), unit-tested without a browser.
  *
- * Sources, in the order a run produces them (`stream_mode` values, updates, messages-tuple and
- * custom, with `stream_subgraphs`):
+ * Messages are not merged here: the SDK's stream manager (`run-conversation.ts`) merges a run's
+ * tokens, keeps a subagent's messages out of the main list and on its own card, and applies
+ * `values`, as LangChain's hooks do. This file reads the rest of a run's stream, the root
+ * namespace's events only (a subagent's come under `tools:<task id>`, see `contract.ts`):
  * - `metadata`: the run's id (for cancelling);
- * - `messages`: the main agent's tokens, appended to the message with the chunk's id;
- * - `updates`: complete messages per node; an AI message's `task` calls become cards;
  * - `custom`: the task tool's `subagent_started` (the child's thread id and start time),
  *   `subagent_waiting` (the child paused on a request for approval) and `subagent_finished`
  *   (the child's record);
- * - `updates|subagent:<child>` / `messages|subagent:<child>`: the child's own steps (rounds) and
- *   tokens (a live preview on its card);
- * - `values`: the whole state, which wins over everything streamed before it;
- * - `__interrupt__` in root `updates` and `values`: requests for approval (`approvals.ts`). A
- *   `values` event holding one is not a state: it holds nothing else.
+ * - `updates` and `values`: `subagent_runs` records, and `__interrupt__`, the requests for
+ *   approval (`approvals.ts`). A `values` event holding one is not a state: it holds nothing else;
+ * - `error`: the run's error.
  */
 
+import { SUBAGENT_EVENTS, TASK_TOOL_NAME } from "../../contract.js";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
 import {
   approvalsOf,
@@ -62,6 +61,8 @@ export interface SubagentCard {
   /** The child's latest words while it runs, then its answer's preview. */
   preview: string;
   artifacts: string[];
+  /** The subagent's own messages as its run streamed them (none for a card read from state). */
+  messages: ChatMessage[];
 }
 
 /** Everything the chat page shows of one thread. */
@@ -81,13 +82,10 @@ export interface Conversation {
 export type SubagentRunRecord = SubagentRun;
 
 /** The name of the tool that delegates to subagents. */
-export const TASK_TOOL = "task";
+export const TASK_TOOL = TASK_TOOL_NAME;
 
 /** Longest live preview kept on a card. */
 const PREVIEW_CHARS = 240;
-
-/** The namespace prefix a child's events come under. */
-const CHILD_PREFIX = "subagent:";
 
 /** A conversation with nothing in it. */
 export function emptyConversation(): Conversation {
@@ -154,20 +152,21 @@ export function withHumanMessage(conversation: Conversation, text: string): Conv
   return { ...conversation, messages: [...conversation.messages, message], error: undefined };
 }
 
-/** Applies one stream event. Unknown events leave the conversation as it was. */
-export function applyStreamEvent(
+/**
+ * Applies what one stream event says besides its messages: the run id, cards, records, requests
+ * for approval and the run's error. A subagent's events (any namespace) and `messages` events
+ * leave the conversation as it was: the SDK reads those (`run-conversation.ts`).
+ */
+export function applyRunEvent(
   conversation: Conversation,
   event: string,
   data: unknown,
 ): Conversation {
   const [mode, ...namespace] = event.split("|");
-  const child = namespace.find((part) => part.startsWith(CHILD_PREFIX))?.slice(CHILD_PREFIX.length);
-  if (child !== undefined) return applyChildEvent(conversation, child, mode ?? "", data);
+  if (namespace.length > 0) return conversation;
   switch (mode) {
     case "metadata":
       return { ...conversation, runId: (data as { run_id?: string } | null)?.run_id };
-    case "messages":
-      return applyToken(conversation, data);
     case "updates":
       return applyUpdates(conversation, data);
     case "custom":
@@ -175,7 +174,7 @@ export function applyStreamEvent(
     case "values":
       return isInterruptOnly(data)
         ? withApprovals(conversation, data)
-        : conversationFromValues(data, conversation);
+        : applyValues(conversation, data);
     case "error":
       return { ...conversation, error: errorText(data) };
     default:
@@ -183,21 +182,64 @@ export function applyStreamEvent(
   }
 }
 
-function applyToken(conversation: Conversation, data: unknown): Conversation {
-  if (!Array.isArray(data)) return conversation;
-  const chunk = data[0] as { id?: string; type?: string; content?: unknown } | undefined;
-  if (!chunk?.id || chunk.type !== "ai") return conversation;
-  const text = contentText(chunk.content);
-  if (!text) return conversation;
-  const index = conversation.messages.findIndex((m) => m.id === chunk.id);
-  if (index === -1) {
-    const message: ChatMessage = { id: chunk.id, role: "assistant", text, toolCalls: [] };
-    return { ...conversation, messages: [...conversation.messages, message] };
+/** A state's records on their cards, and the requests of its `waiting` records. */
+function applyValues(conversation: Conversation, data: unknown): Conversation {
+  let next = withRecords(conversation, (data as { subagent_runs?: unknown } | null)?.subagent_runs);
+  const waiting = waitingApprovalsOf(data);
+  if (waiting.length) next = { ...next, approvals: mergeApprovals(next.approvals, waiting) };
+  return next;
+}
+
+function withRecords(conversation: Conversation, records: unknown): Conversation {
+  if (!Array.isArray(records)) return conversation;
+  let next = conversation;
+  for (const record of records as SubagentRunRecord[]) {
+    next = withCard(next, cardFromRecord(record, next.cards[record.id]));
   }
-  const messages = [...conversation.messages];
-  const current = messages[index] as ChatMessage;
-  messages[index] = { ...current, text: current.text + text };
-  return { ...conversation, messages };
+  return next;
+}
+
+/**
+ * The conversation with `messages` (as the SDK holds them), a card for each `task` call that has
+ * none yet, and each card's subagent messages as the SDK holds them (by task call id). A running
+ * card's rounds and preview follow its messages until its record says how it ended.
+ */
+export function withMessages(
+  conversation: Conversation,
+  messages: ChatMessage[],
+  subagentMessages: ReadonlyMap<string, ChatMessage[]>,
+): Conversation {
+  const cards = { ...conversation.cards };
+  for (const message of messages) {
+    for (const call of message.toolCalls) {
+      if (call.name === TASK_TOOL && !cards[call.id]) cards[call.id] = cardFromCall(call);
+    }
+  }
+  for (const [id, own] of subagentMessages) {
+    const card = cards[id];
+    // The tools task that runs the subagent also streams the `task` call's result there: that
+    // message is the parent's, shown with the call, not one of the subagent's own.
+    if (card)
+      cards[id] = withOwnMessages(
+        card,
+        own.filter((message) => message.toolCallId !== id),
+      );
+  }
+  return { ...conversation, messages, cards };
+}
+
+function withOwnMessages(card: SubagentCard, messages: ChatMessage[]): SubagentCard {
+  if (card.status !== "running" && card.status !== "waiting") return { ...card, messages };
+  const answers = messages.filter((message) => message.role === "assistant");
+  const last = answers.at(-1);
+  const calls = last?.toolCalls.map((call) => call.name) ?? [];
+  const live = last?.text || (calls.length ? `calling ${calls.join(", ")}…` : "");
+  return {
+    ...card,
+    messages,
+    rounds: Math.max(card.rounds, answers.length),
+    preview: live ? tail(live) : card.preview,
+  };
 }
 
 /** Whether a `values` event is LangGraph's interrupt notice rather than a state. */
@@ -218,18 +260,7 @@ function applyUpdates(conversation: Conversation, data: unknown): Conversation {
   let next = withApprovals(conversation, data as Record<string, unknown>);
   for (const [node, update] of Object.entries(data as Record<string, unknown>)) {
     if (node === INTERRUPT_KEY) continue;
-    const fields = update as { messages?: unknown; subagent_runs?: unknown } | null;
-    if (Array.isArray(fields?.messages)) {
-      for (const raw of fields.messages) {
-        const message = toChatMessage(raw);
-        if (message) next = upsertMessage(next, message);
-      }
-    }
-    if (Array.isArray(fields?.subagent_runs)) {
-      for (const record of fields.subagent_runs as SubagentRunRecord[]) {
-        next = withCard(next, cardFromRecord(record, next.cards[record.id]));
-      }
-    }
+    next = withRecords(next, (update as { subagent_runs?: unknown } | null)?.subagent_runs);
   }
   return next;
 }
@@ -256,7 +287,7 @@ function applyCustom(conversation: Conversation, data: unknown): Conversation {
       name: TASK_TOOL,
       args: { subagent_type: event?.subagent_type, description: event?.description },
     });
-  if (event?.type === "subagent_started" && event.id) {
+  if (event?.type === SUBAGENT_EVENTS.started && event.id) {
     const current = cardOf(event.id);
     return withCard(conversation, {
       ...current,
@@ -265,7 +296,7 @@ function applyCustom(conversation: Conversation, data: unknown): Conversation {
       startedAt: event.started_at,
     });
   }
-  if (event?.type === "subagent_waiting" && event.id) {
+  if (event?.type === SUBAGENT_EVENTS.waiting && event.id) {
     const current = cardOf(event.id);
     const next = withCard(conversation, {
       ...current,
@@ -275,55 +306,10 @@ function applyCustom(conversation: Conversation, data: unknown): Conversation {
     });
     return { ...next, approvals: mergeApprovals(next.approvals, approvalsOf([event.approval])) };
   }
-  if (event?.type === "subagent_finished" && event.run) {
+  if (event?.type === SUBAGENT_EVENTS.finished && event.run) {
     return withCard(conversation, cardFromRecord(event.run, conversation.cards[event.run.id]));
   }
   return conversation;
-}
-
-/** A child's steps count its rounds while it runs; its tokens feed the card's preview. */
-function applyChildEvent(
-  conversation: Conversation,
-  childThreadId: string,
-  mode: string,
-  data: unknown,
-): Conversation {
-  const card = Object.values(conversation.cards).find((c) => c.childThreadId === childThreadId);
-  if (card?.status !== "running") return conversation;
-  if (mode === "messages" && Array.isArray(data)) {
-    const text = contentText((data[0] as { content?: unknown } | undefined)?.content);
-    if (!text) return conversation;
-    return withCard(conversation, { ...card, preview: tail(card.preview + text) });
-  }
-  if (mode === "updates" && typeof data === "object" && data !== null) {
-    let rounds = card.rounds;
-    let preview = card.preview;
-    for (const update of Object.values(data as Record<string, unknown>)) {
-      const messages = (update as { messages?: unknown } | null)?.messages;
-      if (!Array.isArray(messages)) continue;
-      for (const raw of messages) {
-        const message = toChatMessage(raw);
-        if (message?.role !== "assistant") continue;
-        rounds += 1;
-        const calls = message.toolCalls.map((call) => call.name);
-        preview = tail(message.text || (calls.length ? `calling ${calls.join(", ")}…` : preview));
-      }
-    }
-    return withCard(conversation, { ...card, rounds, preview });
-  }
-  return conversation;
-}
-
-function upsertMessage(conversation: Conversation, message: ChatMessage): Conversation {
-  const messages = [...conversation.messages];
-  const index = messages.findIndex((m) => m.id === message.id);
-  if (index === -1) messages.push(message);
-  else messages[index] = message;
-  let next: Conversation = { ...conversation, messages };
-  for (const call of message.toolCalls) {
-    if (call.name === TASK_TOOL && !next.cards[call.id]) next = withCard(next, cardFromCall(call));
-  }
-  return next;
 }
 
 function withCard(conversation: Conversation, card: SubagentCard): Conversation {
@@ -344,6 +330,7 @@ function cardFromCall(call: ChatMessage["toolCalls"][number]): SubagentCard {
     error: undefined,
     preview: "",
     artifacts: [],
+    messages: [],
   };
 }
 
@@ -361,6 +348,7 @@ function cardFromRecord(record: SubagentRunRecord, previous?: SubagentCard): Sub
     error: record.error ?? undefined,
     preview: record.result_preview,
     artifacts: record.artifacts ?? [],
+    messages: previous?.messages ?? [],
   };
 }
 

@@ -7,7 +7,8 @@
  */
 
 import { type Api, ApiError, type RunRequest } from "./api.js";
-import { applyStreamEvent, type Conversation } from "./chat-state.js";
+import type { Conversation } from "./chat-state.js";
+import { RunConversation } from "./run-conversation.js";
 import { type Connection, type FollowStart, followRun } from "./run-follower.js";
 
 /** One run being followed. */
@@ -63,7 +64,7 @@ export class LiveRuns {
 
   /** Starts a run on `threadId` (the conversation shown so far is `base`) and follows it. */
   start(threadId: string, base: Conversation, body: RunRequest): Promise<RunEnd> {
-    return this.#follow(threadId, base, undefined, (signal) => ({
+    return this.#follow(threadId, base, undefined, false, (signal) => ({
       stream: this.api.streamRun(threadId, body, signal),
     }));
   }
@@ -73,7 +74,7 @@ export class LiveRuns {
    * from the start over `base`, the thread's stored state.
    */
   join(threadId: string, runId: string, base: Conversation): Promise<RunEnd> {
-    return this.#follow(threadId, base, runId, () => ({ runId, lastEventId: "-1" }));
+    return this.#follow(threadId, base, runId, true, () => ({ runId, lastEventId: "-1" }));
   }
 
   /** Asks the server to cancel the run of `threadId` (only that conversation's). */
@@ -96,6 +97,7 @@ export class LiveRuns {
     threadId: string,
     base: Conversation,
     runId: string | undefined,
+    replay: boolean,
     start: (signal: AbortSignal) => FollowStart,
   ): Promise<RunEnd> {
     const run: LiveRun = {
@@ -109,6 +111,14 @@ export class LiveRuns {
     const controller = new AbortController();
     this.#runs.set(threadId, run);
     this.#controllers.set(threadId, controller);
+    // The SDK's stream handling folds the events into the conversation (run-conversation.ts).
+    const folded = new RunConversation(base, {
+      replay,
+      onChange: (conversation) => {
+        run.conversation = conversation;
+        this.onChange();
+      },
+    });
     this.onChange();
     let error: unknown;
     try {
@@ -124,8 +134,7 @@ export class LiveRuns {
               const announced = (event.data as { run_id?: unknown } | null)?.run_id;
               if (typeof announced === "string") run.runId = announced;
             }
-            run.conversation = applyStreamEvent(run.conversation, event.event, event.data);
-            this.onChange();
+            folded.push(event.event, event.data);
           },
           onConnection: (connection) => {
             run.connection = connection;
@@ -144,6 +153,7 @@ export class LiveRuns {
     } catch (caught) {
       error = caught;
     } finally {
+      run.conversation = await folded.end();
       run.ended = true;
       run.connection = "live";
       if (this.#controllers.get(threadId) === controller) this.#controllers.delete(threadId);

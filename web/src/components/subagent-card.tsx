@@ -1,4 +1,4 @@
-import type { SubagentCard as Card } from "../chat-state.js";
+import type { SubagentCard as Card, ChatMessage } from "../chat-state.js";
 import { baseName, formatElapsed } from "../text.js";
 import { useNow } from "./use-now.js";
 
@@ -71,6 +71,7 @@ export function SubagentCard(props: {
         </div>
       </dl>
       {card.preview && <p class="preview">{card.preview}</p>}
+      {card.messages.length > 0 && <OwnMessages messages={card.messages} name={name} />}
       {card.error && <p class="error">{card.error}</p>}
       {card.artifacts.length > 0 && (
         <p class="muted">Wrote: {card.artifacts.map((path) => baseName(path)).join(", ")}</p>
@@ -94,5 +95,37 @@ export function SubagentCard(props: {
         Open thread
       </button>
     </article>
+  );
+}
+
+/**
+ * The subagent's own messages as its run streamed them (folded: the preview above shows the
+ * latest). Plain text, and marked apart from the conversation's messages.
+ */
+function OwnMessages(props: { messages: ChatMessage[]; name: string }) {
+  const { messages, name } = props;
+  return (
+    <details class="subagent-messages" data-subagent-messages={messages.length}>
+      <summary>
+        Messages of {name} ({messages.length})
+      </summary>
+      <ol>
+        {messages.map((message) => {
+          const calls = message.toolCalls.map((call) => call.name);
+          const who =
+            message.role === "assistant"
+              ? name
+              : message.role === "tool"
+                ? `Result of ${message.toolName ?? "a tool"}`
+                : "Task";
+          return (
+            <li key={message.id} data-subagent-message={message.role}>
+              <span class="who">{who}:</span>{" "}
+              {message.text || (calls.length ? `calls ${calls.join(", ")}` : "")}
+            </li>
+          );
+        })}
+      </ol>
+    </details>
   );
 }
