@@ -1,5 +1,6 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { AgentRecord } from "../agents/schema.js";
+import { TASK_TOOL_NAME } from "../contract.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
 /**
@@ -7,7 +8,7 @@ import type { ToolRegistry } from "../tools/registry.js";
  * to the user or other tasks, shell commands, and cross-plugin `call_*` APIs. `mcp_*` tools stay.
  */
 export const SUBAGENT_FORBIDDEN_TOOLS: ReadonlySet<string> = new Set([
-  "task",
+  TASK_TOOL_NAME,
   "ask_user",
   "send_message",
   "run_command",

@@ -2,6 +2,7 @@ import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager
 import { BaseChatModel, type BindToolsInput } from "@langchain/core/language_models/chat_models";
 import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
+import { TASK_TOOL_NAME } from "../contract.js";
 import { messageText, systemText, toolNames } from "../util/message-text.js";
 import { splitSubagentListing } from "../util/subagent-listing.js";
 
@@ -9,7 +10,6 @@ import { splitSubagentListing } from "../util/subagent-listing.js";
 export const OFFLINE_LABEL = "[offline model]";
 
 /** The name of the delegation tool the offline model knows how to use. */
-const TASK_TOOL = "task";
 /** The file tool it saves with, when asked to. */
 const WRITE_TOOL = "write_file";
 /** Where it saves its notes when asked to: the thread's outputs. */
@@ -93,7 +93,7 @@ export class OfflineChatModel extends BaseChatModel {
     const conversation = messages.filter((message) => message.getType() !== "system");
     const request = lastHumanText(conversation);
     const trailingResults = trailingToolResults(conversation);
-    const offersTask = this.boundTools.includes(TASK_TOOL);
+    const offersTask = this.boundTools.includes(TASK_TOOL_NAME);
 
     if (offersTask && trailingResults.length > 0) {
       return reply(conversation, synthesise(request, trailingResults));
@@ -105,7 +105,7 @@ export class OfflineChatModel extends BaseChatModel {
         conversation,
         `${OFFLINE_LABEL} Delegating to ${subagents.map((s) => s.slug).join(", ")}.`,
         subagents.map((subagent, index) => ({
-          name: TASK_TOOL,
+          name: TASK_TOOL_NAME,
           args: {
             description: `${request}\n\nYou are asked as "${subagent.slug}" (${subagent.description}). Handle your part of this request and report your findings concisely.`,
             subagent_type: subagent.slug,

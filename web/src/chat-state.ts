@@ -81,9 +81,6 @@ export interface Conversation {
 /** A `subagent_runs` record, as the state and `subagent_finished` carry it. */
 export type SubagentRunRecord = SubagentRun;
 
-/** The name of the tool that delegates to subagents. */
-export const TASK_TOOL = TASK_TOOL_NAME;
-
 /** Longest live preview kept on a card. */
 const PREVIEW_CHARS = 240;
 
@@ -106,7 +103,7 @@ export function conversationFromValues(values: unknown, previous?: Conversation)
   const cards: Record<string, SubagentCard> = {};
   for (const message of messages) {
     for (const call of message.toolCalls) {
-      if (call.name !== TASK_TOOL) continue;
+      if (call.name !== TASK_TOOL_NAME) continue;
       cards[call.id] = previous?.cards[call.id] ?? cardFromCall(call);
     }
   }
@@ -212,7 +209,7 @@ export function withMessages(
   const cards = { ...conversation.cards };
   for (const message of messages) {
     for (const call of message.toolCalls) {
-      if (call.name === TASK_TOOL && !cards[call.id]) cards[call.id] = cardFromCall(call);
+      if (call.name === TASK_TOOL_NAME && !cards[call.id]) cards[call.id] = cardFromCall(call);
     }
   }
   for (const [id, own] of subagentMessages) {
@@ -284,7 +281,7 @@ function applyCustom(conversation: Conversation, data: unknown): Conversation {
     conversation.cards[id] ??
     cardFromCall({
       id,
-      name: TASK_TOOL,
+      name: TASK_TOOL_NAME,
       args: { subagent_type: event?.subagent_type, description: event?.description },
     });
   if (event?.type === SUBAGENT_EVENTS.started && event.id) {

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
-import { type ChatMessage, TASK_TOOL } from "../chat-state.js";
+import { TASK_TOOL_NAME } from "../../../contract.js";
+import type { ChatMessage } from "../chat-state.js";
 import { MarkdownText } from "./markdown-text.js";
 
 /** A tool call's arguments as the user reads them. */
@@ -56,10 +57,10 @@ export function MessageList(props: {
           );
         }
         const otherCalls = message.toolCalls.filter(
-          (call) => call.name !== TASK_TOOL || !props.renderTaskCall,
+          (call) => call.name !== TASK_TOOL_NAME || !props.renderTaskCall,
         );
         const taskCalls = props.renderTaskCall
-          ? message.toolCalls.filter((call) => call.name === TASK_TOOL)
+          ? message.toolCalls.filter((call) => call.name === TASK_TOOL_NAME)
           : [];
         return (
           <li key={message.id} class={`message ${message.role}`} data-message-role={message.role}>
