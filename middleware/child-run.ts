@@ -1,6 +1,6 @@
 import type { Callbacks } from "@langchain/core/callbacks/manager";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { INTERRUPT, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { SubagentRunContext } from "../run-context.js";
 import { namespacedCallbacks } from "./child-namespace.js";
 
@@ -105,7 +105,10 @@ export function childRunConfig(
     const namespace = input.namespace;
     const forward: PregelStreamLike = {
       modes: parentStream.modes,
-      push: ([ns, mode, payload]) => parentStream.push([[...namespace, ...ns], mode, payload]),
+      push: ([ns, mode, payload]) => {
+        const shown = withoutInterrupts(mode, payload);
+        if (shown !== undefined) parentStream.push([[...namespace, ...ns], mode, shown]);
+      },
     };
     configurable[PREGEL_STREAM_KEY] = forward;
   }
@@ -119,6 +122,20 @@ export function childRunConfig(
     // finished step (LangGraph's default saves while the next step already runs).
     durability: "sync",
   };
+}
+
+/**
+ * A child's chunk as the parent's stream shows it: without the child's own pause. A child that
+ * pauses for approval pauses its `task` call, whose interrupt (the child's request plus
+ * `subagent`, see `run-child.ts`) is the one the thread waits on and a resume answers; the
+ * child's own, under another id, would show every frontend a second request that nothing can
+ * answer (the hooks list interrupts of every namespace). Undefined when nothing else is left.
+ */
+function withoutInterrupts(mode: string, payload: unknown): unknown {
+  if (mode !== "updates" && mode !== "values") return payload;
+  if (typeof payload !== "object" || payload === null || !(INTERRUPT in payload)) return payload;
+  const { [INTERRUPT]: _pause, ...rest } = payload as Record<string, unknown>;
+  return Object.keys(rest).length > 0 ? rest : undefined;
 }
 
 /** An abort signal that follows another one until {@link LinkedAbortSignal.dispose}. */

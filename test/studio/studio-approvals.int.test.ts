@@ -231,16 +231,16 @@ describe("Studio approvals with no configuration (langgraphjs dev, the SDK, the 
     expect(last.__interrupt__?.map((entry) => entry.value.subagent?.subagent_type)).toEqual([
       "researcher",
     ]);
-    // The child's own pause is streamed under its namespace, not as the run's.
+    // The child's steps stream under its namespace, but not its own pause: the request the
+    // thread waits on is the parent's (above), the only one a frontend lists and can answer.
     const [childNamespace] = subagentNamespaces(paused);
     expect(childNamespace).toMatch(/^tools:/);
-    expect(
-      paused.some(
-        (event) =>
-          event.event === `updates|${childNamespace}` &&
-          Object.keys(Object(event.data)).includes("__interrupt__"),
-      ),
-    ).toBe(true);
+    const childPauses = paused.filter(
+      (event) =>
+        event.event.includes("|tools:") &&
+        Object.keys(Object(event.data)).includes("__interrupt__"),
+    );
+    expect(childPauses).toEqual([]);
 
     const edited = "/home/gem/user-data/outputs/tides-edited.md";
     const resumed = await streamed({
