@@ -86,11 +86,12 @@ const siblingRules = FLOORS.filter((floor) => floor.folders.length > 1).map((flo
   };
 });
 
-/** Floors inside `server/`, lowest first: its helpers, the wire protocol, runs, routes, the app. */
+/** Floors inside `server/`, lowest first: its helpers, the wire protocol, runs, the thread protocol, routes, the app. */
 const SERVER_FLOORS = [
   { name: "server helpers", path: "^server/(?!app\\.ts$)[^/]+\\.ts$" },
   { name: "server/protocol", path: "^server/protocol/" },
   { name: "server/runs", path: "^server/runs/" },
+  { name: "server/thread-protocol", path: "^server/thread-protocol/" },
   { name: "server/routes", path: "^server/routes/" },
   { name: "server/app.ts", path: "^server/app\\.ts$" },
 ];

@@ -25,6 +25,7 @@ import { loadScenario } from "./scenarios/load.js";
 import { parallelScenario } from "./scenarios/parallel.js";
 import { promptScenario } from "./scenarios/prompt.js";
 import { snapshotScenario } from "./scenarios/snapshots.js";
+import { streamingScenario } from "./scenarios/streaming.js";
 
 const SCENARIOS: readonly Scenario[] = [
   dispatchScenario,
@@ -37,6 +38,7 @@ const SCENARIOS: readonly Scenario[] = [
   promptScenario,
   knowledgeScenario,
   approvalsScenario,
+  streamingScenario,
 ];
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -50,6 +52,8 @@ const PACKAGES = [
   "@langchain/langgraph-checkpoint-sqlite",
   "@langchain/langgraph-checkpoint-postgres",
   "deepagents",
+  "@langchain/langgraph-sdk",
+  "@langchain/langgraph-api",
   "better-sqlite3",
   "pg",
   "fastify",

@@ -49,6 +49,11 @@ export interface RunRequest {
    */
   input?: string;
   /**
+   * The id the user's message gets (a frontend that shows it before the run's state does, such
+   * as `@langchain/react`, matches its copy by id); default: LangChain's own.
+   */
+  inputMessageId?: string;
+  /**
    * Replay/branch from this checkpoint of the thread instead of its latest one (see
    * `Runtime.history`); the run writes a new branch, the old checkpoints stay readable.
    */
@@ -159,7 +164,15 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
     const message =
       request.input === undefined
         ? null
-        : { messages: [new HumanMessage(request.input)], subagent_runs: [] };
+        : {
+            messages: [
+              new HumanMessage({
+                content: request.input,
+                ...(request.inputMessageId ? { id: request.inputMessageId } : {}),
+              }),
+            ],
+            subagent_runs: [],
+          };
     // Before anything is written: a refused request leaves no thread and no run record.
     await checkCheckpoint(configurable);
     const resume =

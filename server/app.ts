@@ -166,7 +166,7 @@ export async function createServer(
   mcpRoutes(app, runtime);
   knowledgeRoutes(app, runtime, maxUploadBytes);
   catalogRoutes(app, runtime);
-  await threadProtocolRoutes(app, runtime, runs);
+  await threadProtocolRoutes(app, runtime, runs, service);
   unsupportedRoutes(app);
   return { app, runs, service, worker };
 }

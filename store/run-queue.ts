@@ -38,6 +38,8 @@ export const MULTITASK_STRATEGIES: readonly MultitaskStrategy[] = [
 export interface QueuedRunRequest {
   /** The new message; undefined = run what the thread (or `checkpointId`) has next. */
   input?: string;
+  /** The id the message gets (`RunRequest.inputMessageId`). */
+  inputMessageId?: string;
   checkpointId?: string;
   /**
    * Answers to the approval requests the thread waits on (`RunRequest.command`, README

@@ -46,6 +46,8 @@ export interface ParsedRunCreate {
   assistantId: string;
   /** The text of the one human message the run starts from; undefined = run what is next. */
   input: string | undefined;
+  /** The id the client gave that message, kept so its copy of the message matches the state's. */
+  inputMessageId: string | undefined;
   /** Replay/branch from this checkpoint instead of the latest. */
   checkpointId: string | undefined;
   /**
@@ -121,6 +123,7 @@ export function parseRunCreate(
   return {
     assistantId: body.assistant_id,
     input,
+    inputMessageId: input === undefined ? undefined : inputMessageIdOf(body.input),
     checkpointId,
     command,
     streamModes: parseStreamModes(body.stream_mode, defaultModes),
@@ -194,6 +197,12 @@ function checkConfig(config: unknown): void {
   }
   void tags;
   void metadata;
+}
+
+/** The id of the human message in `input.messages`, when the client gave it a usable one. */
+function inputMessageIdOf(input: unknown): string | undefined {
+  const id = (input as { messages?: { id?: unknown }[] }).messages?.[0]?.id;
+  return typeof id === "string" && /^[\w.:-]{1,128}$/.test(id) ? id : undefined;
 }
 
 /** The text of the single human message in `input.messages`. */

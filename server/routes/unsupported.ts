@@ -21,7 +21,6 @@ const STORE =
   "this server has no key-value store: keep such data in your application, or in thread metadata (threads.update)";
 const THREADLESS =
   'every run here is on a thread: create one (threads.create) or pass a thread id with ifNotExists: "create"';
-const V2 = `the thread event protocol ("v2") is not spoken here: stream runs with runs.stream (useStream does)`;
 
 /**
  * Every endpoint of `@langchain/langgraph-sdk` 1.15's `Client` that we do not serve, read from
@@ -115,8 +114,6 @@ export const UNSUPPORTED_ENDPOINTS: readonly UnsupportedEndpoint[] = [
     sdk: "threads.joinStream",
     instead: "join one run's events with runs.joinStream(threadId, runId)",
   },
-  { method: "POST", url: "/threads/:thread_id/commands", sdk: "threads.stream", instead: V2 },
-  { method: "POST", url: "/threads/:thread_id/stream/events", sdk: "threads.stream", instead: V2 },
   { method: "POST", url: "/runs", sdk: "runs.create (without a thread)", instead: THREADLESS },
   {
     method: "POST",

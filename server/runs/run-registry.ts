@@ -27,6 +27,8 @@ export interface RunOptions {
   agentId: string;
   /** The new message; undefined = run what the thread (or `checkpointId`) has next. */
   input: string | undefined;
+  /** The id the client gave its message (`RunRequest.inputMessageId`). */
+  inputMessageId?: string | undefined;
   checkpointId: string | undefined;
   /** Answers to the requests for approval the thread waits on (`RunRequest.command`). */
   command?: { resume: unknown } | undefined;
@@ -213,6 +215,7 @@ export class RunRegistry {
         threadId: row.thread_id,
         agentId: row.agent_id,
         input: request.input,
+        inputMessageId: request.inputMessageId,
         checkpointId: request.checkpointId,
         command: request.command,
         streamModes: request.streamModes as WireStreamMode[],
@@ -410,6 +413,7 @@ function runRequest(run: ManagedRun): RunRequest {
     agent: options.agentId,
     threadId: options.threadId,
     ...(options.input === undefined ? {} : { input: options.input }),
+    ...(options.inputMessageId ? { inputMessageId: options.inputMessageId } : {}),
     ...(options.checkpointId ? { checkpointId: options.checkpointId } : {}),
     ...(options.command ? { command: options.command } : {}),
     signal: run.controller.signal,

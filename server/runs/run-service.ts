@@ -137,6 +137,7 @@ export class RunService {
         metadata: parsed.metadata,
         request: {
           ...(parsed.input === undefined ? {} : { input: parsed.input }),
+          ...(parsed.inputMessageId ? { inputMessageId: parsed.inputMessageId } : {}),
           ...(parsed.checkpointId ? { checkpointId: parsed.checkpointId } : {}),
           ...(parsed.command ? { command: parsed.command } : {}),
           streamModes: [...parsed.streamModes],
@@ -152,6 +153,7 @@ export class RunService {
         threadId,
         agentId: agent.id,
         input: parsed.input,
+        inputMessageId: parsed.inputMessageId,
         checkpointId: parsed.checkpointId,
         command: parsed.command,
         streamModes: parsed.streamModes,

@@ -13,7 +13,7 @@ const README = readFileSync(join(ROOT, "README.md"), "utf8");
 const BLOCKS = codeBlocks(README);
 const TS_BLOCKS = BLOCKS.filter(isTypeScript);
 /** The blocks that talk to a running server through `@langchain/langgraph-sdk`. */
-const SDK_BLOCKS = ["sdk.ts", "sdk-approvals.ts"];
+const SDK_BLOCKS = ["sdk.ts", "sdk-approvals.ts", "sdk-thread-stream.ts"];
 
 /**
  * Runs a saved README block as its reader would (`npx tsx <file>`), in the consumer project,

@@ -182,7 +182,15 @@ describe("LangChain's React hooks in Chromium: two subagents in one turn", {
         try {
           await withArtifacts(session, `hooks-${hook}-${target.assistant}-approval`, async () => {
             await session.page.getByTestId("send").click();
-            const paused = await settled(session.page, 1);
+            await settled(session.page, 1);
+            // The request and the card's messages reach the page in separate renders.
+            let paused = await readProbe(session.page);
+            await waitUntil("the researcher's card to show its gated call", async () => {
+              paused = await readProbe(session.page);
+              return paused.subagents.some((entry) =>
+                ownMessages(entry).some((m) => m.toolCalls.some((c) => c.name === "write_file")),
+              );
+            });
             expectNoErrors(paused);
             // One request, the researcher's write_file, shown once.
             expect(paused.interrupts).toHaveLength(1);
