@@ -84,7 +84,7 @@ export type RecordedRunStatus = (typeof RECORDED_RUN_STATUSES)[number];
 /** The statuses of a run that has not ended yet. */
 export const ACTIVE_RUN_STATUSES = ["pending", "running"] as const satisfies readonly RunStatus[];
 
-/** Whether a run with this status has ended. */
-export function isFinishedStatus(status: string): boolean {
-  return !(ACTIVE_RUN_STATUSES as readonly string[]).includes(status);
+/** Whether a run with this status has ended (no status: a run that is gone, so over). */
+export function isFinishedStatus(status: string | undefined): boolean {
+  return !(ACTIVE_RUN_STATUSES as readonly (string | undefined)[]).includes(status);
 }

@@ -1,3 +1,4 @@
+import { isFinishedStatus } from "../../contract.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { RunInfo } from "../../runs/run-info.js";
 import type { Runtime } from "../../runtime.js";
@@ -114,7 +115,7 @@ export class StoredRun implements LiveRun {
   }
 
   get finished(): boolean {
-    return this.info.status !== "pending" && this.info.status !== "running";
+    return isFinishedStatus(this.info.status);
   }
 
   json(): RunJson {

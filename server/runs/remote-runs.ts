@@ -1,4 +1,5 @@
 import { INTERRUPT } from "@langchain/langgraph";
+import { isFinishedStatus } from "../../contract.js";
 import type { LoggedRunEvent, RunEventFollow, RunEventLog } from "../../runs/run-event-log.js";
 import type { RunInfo } from "../../runs/run-info.js";
 import type { Runtime } from "../../runtime.js";
@@ -23,7 +24,7 @@ export class RemoteRuns {
    */
   async result(uid: string, run: RunInfo, signal?: AbortSignal): Promise<unknown> {
     let error: unknown;
-    const followedLive = !isOverStatus(run.status);
+    const followedLive = !isFinishedStatus(run.status);
     const follow = await this.follow(uid, run, -1, (event) => {
       if (event.event === "error") error = event.data;
     });
@@ -52,15 +53,11 @@ export class RemoteRuns {
     afterId: number,
     sink: (event: LoggedRunEvent) => void,
   ): Promise<RunEventFollow> {
-    const isOver = async () => isOverStatus((await this.runtime.runInfo(uid, run.run_id))?.status);
-    if (isOverStatus(run.status) && !(await this.log.has(run.run_id))) {
+    const isOver = async () =>
+      isFinishedStatus((await this.runtime.runInfo(uid, run.run_id))?.status);
+    if (isFinishedStatus(run.status) && !(await this.log.has(run.run_id))) {
       return { stop: () => undefined, done: Promise.resolve("over"), ending: () => undefined };
     }
     return this.log.follow(run.run_id, afterId, sink, isOver);
   }
-}
-
-/** A run neither queued nor running (or gone) is over. */
-function isOverStatus(status: string | undefined): boolean {
-  return status !== "pending" && status !== "running";
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { isFinishedStatus } from "../../contract.js";
 import type { LoggedRunEvent } from "../../runs/run-event-log.js";
 import type { Runtime } from "../../runtime.js";
 import { serializeSnapshot } from "../protocol/serialize.js";
@@ -142,7 +143,7 @@ export function runDoor(
       }
       const infos = await runtime.listRuns(uid, threadId, { limit: 10 }).catch(() => []);
       return infos
-        .filter((info) => !isOver(info.status) || info.created_at >= since)
+        .filter((info) => !isFinishedStatus(info.status) || info.created_at >= since)
         .reverse()
         .map((info) => ({
           runId: info.run_id,
@@ -174,10 +175,6 @@ async function owns(runtime: Runtime, uid: string, threadId: string): Promise<bo
     () => true,
     () => false,
   );
-}
-
-function isOver(status: string | undefined): boolean {
-  return status !== "pending" && status !== "running";
 }
 
 /** A run's recorded status as the protocol's last root lifecycle event names it. */
