@@ -88,3 +88,46 @@ export const ACTIVE_RUN_STATUSES = ["pending", "running"] as const satisfies rea
 export function isFinishedStatus(status: string | undefined): boolean {
   return !(ACTIVE_RUN_STATUSES as readonly (string | undefined)[]).includes(status);
 }
+
+/**
+ * The tools of background subagents (README "Background subagents"), with Deep Agents' names so
+ * prompts and users carry over.
+ */
+export const ASYNC_TASK_TOOL_NAMES = {
+  start: "start_async_task",
+  check: "check_async_task",
+  update: "update_async_task",
+  cancel: "cancel_async_task",
+  list: "list_async_tasks",
+} as const;
+export type AsyncTaskToolName = (typeof ASYNC_TASK_TOOL_NAMES)[keyof typeof ASYNC_TASK_TOOL_NAMES];
+
+/**
+ * The statuses of a background task: queued (`pending`), its child running (`running`) or
+ * paused on an approval (`waiting`), and how it ended.
+ */
+export const ASYNC_TASK_STATUSES = [
+  "pending",
+  "running",
+  "waiting",
+  "completed",
+  "failed",
+  "cancelled",
+  "timeout",
+] as const;
+export type AsyncTaskStatus = (typeof ASYNC_TASK_STATUSES)[number];
+
+/** The statuses of a background task that holds one of its parent's `max_async_tasks` places. */
+export const ACTIVE_ASYNC_TASK_STATUSES = [
+  "pending",
+  "running",
+  "waiting",
+] as const satisfies readonly AsyncTaskStatus[];
+
+/** Whether a background task with this status has ended. */
+export function isFinishedAsyncTask(status: AsyncTaskStatus): boolean {
+  return !(ACTIVE_ASYNC_TASK_STATUSES as readonly AsyncTaskStatus[]).includes(status);
+}
+
+/** What marks a background task's child thread: `<parent>_bg_<slug>_<hex>`. */
+export const BACKGROUND_CHILD_MARKER = "_bg_";

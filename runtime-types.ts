@@ -10,6 +10,7 @@ import type { AgentGraph } from "./backends/registry.js";
 import type { AgentPartsOptions } from "./graphs/agent-parts.js";
 import type { KnowledgeBases } from "./knowledge/service.js";
 import type { RecordedRequest } from "./models/model-request.js";
+import type { AsyncTasksApi, ParentNotifier } from "./runs/async-tasks/service.js";
 import type { FilesApi } from "./runs/files-api.js";
 import type { Fleet } from "./runs/fleet.js";
 import type { HealthApi } from "./runs/health.js";
@@ -175,6 +176,19 @@ export interface Runtime extends RunApi, ThreadHistoryApi {
   users: UsersApi;
   /** Threads: created ahead of runs, searched, and their LangGraph state. */
   threads: ThreadsApi;
+  /**
+   * Background tasks of threads (README "Background subagents"): a main agent's
+   * `context.async_subagents` started with `start_async_task`, listed, read, cancelled,
+   * steered and answered from outside the conversation.
+   */
+  asyncTasks: AsyncTasksApi & {
+    /**
+     * Who starts the run on a parent thread when a task ends and its agent has
+     * `notify_parent: true`. Default: this runtime's `run`, once the thread is free. The HTTP
+     * server puts it through its run service (a fleet's queue) so its clients see the run.
+     */
+    setParentNotifier(notifier: ParentNotifier): void;
+  };
   /**
    * The compiled graph of `uid`'s chat agent (default: their default agent), as runs use it,
    * for hosting it elsewhere (the LangGraph dev server). `subagents` narrows its allow-list.

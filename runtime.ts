@@ -11,6 +11,7 @@ import { ErrorCode, SubagentGraphError } from "./errors.js";
 import { openAgentParts } from "./graphs/agent-parts.js";
 import { openKnowledge } from "./knowledge/open.js";
 import { modelSpecCheck } from "./models/model-spec.js";
+import { type BackgroundTasks, openBackgroundTasks } from "./runs/async-tasks/open.js";
 import { createFilesApi } from "./runs/files-api.js";
 import { createHealthApi } from "./runs/health.js";
 import { mainAgentResolver, narrowSubagents } from "./runs/main-agent.js";
@@ -47,6 +48,7 @@ const USERS_METHODS = [
   ...["issueToken", "authenticate", "listTokens", "revokeToken"],
 ] as const;
 const SKILLS_METHODS = ["list", "get", "install", "installFiles", "remove"] as const;
+const ASYNC_TASKS_METHODS = ["list", "get", "cancel", "update", "answer"] as const;
 const KNOWLEDGE_METHODS = [
   ...["create", "list", "get", "update", "delete"],
   ...["addFiles", "listFiles", "getFile", "deleteFile", "search", "read", "idle"],
@@ -123,6 +125,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     ...(options.knowledgeIngest === undefined ? {} : { ingest: options.knowledgeIngest }),
     ...(options.knowledgeLeaseMs === undefined ? {} : { leaseMs: options.knowledgeLeaseMs }),
   });
+  // Bound once opened below: a graph is first built at a run, after everything is wired.
+  let background: BackgroundTasks | undefined;
   const { graphs, tools, mcp, skillLibrary, fileLimits, requestLog } = openAgentParts(options, {
     dataDir,
     env,
@@ -133,6 +137,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     mcpServers,
     storage: channelStorage,
     knowledge: knowledge.api,
+    ...(hosted ? {} : { asyncTasks: (parent) => openedBackground(background).hostFor(parent) }),
   });
 
   const mainAgent = mainAgentResolver(agentRows);
@@ -166,23 +171,46 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   });
   const skills = guardMethods(ensureOpen, skillLibrary, SKILLS_METHODS);
   const runMetrics = new RunMetrics();
+  const runApi = createRunApi({
+    ensureOpen,
+    lifecycle,
+    running,
+    runRows,
+    abandoned,
+    checkThread,
+    metrics: runMetrics,
+    queue: runStore.fleet?.queue,
+  });
+  background = openBackgroundTasks({
+    database,
+    saver,
+    graphs,
+    agents: agentRows,
+    runStore,
+    checkThread,
+    run: (request) => runApi.run(request),
+    start: !hosted,
+    warn,
+  });
 
   return {
-    ...createRunApi({
-      ensureOpen,
-      lifecycle,
-      running,
-      runRows,
-      abandoned,
-      checkThread,
-      metrics: runMetrics,
-      queue: runStore.fleet?.queue,
-    }),
+    ...runApi,
     health: createHealthApi({ database, saver, running, metrics: runMetrics }),
-    ...createThreadHistoryApi({ ensureOpen, threads, saver, checkThread }),
+    ...createThreadHistoryApi({
+      ensureOpen,
+      threads,
+      saver,
+      checkThread,
+      backgroundTask: (uid, childThreadId) =>
+        openedBackground(background).ofChildThread(uid, childThreadId),
+    }),
     agents: guardMethods(ensureOpen, agentRows, AGENTS_METHODS),
     users: guardMethods(ensureOpen, new UserRepository(database.db), USERS_METHODS),
     threads: threadsApi,
+    asyncTasks: {
+      ...guardMethods(ensureOpen, background.service, ASYNC_TASKS_METHODS),
+      setParentNotifier: (notifier) => background?.service.setParentNotifier(notifier),
+    },
     mcp: guardMethods(ensureOpen, mcp, ["list"]),
     files: createFilesApi({
       ensureOpen,
@@ -215,6 +243,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       if (closed) return;
       closed = true;
       running.abortAll("runtime closed");
+      await background?.runner.close();
       graphs.clear();
       try {
         await knowledge.close();
@@ -224,4 +253,15 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       }
     },
   };
+}
+
+/** The background tasks once opened (graphs are built only after `createRuntime` wired them). */
+function openedBackground(background: BackgroundTasks | undefined) {
+  if (!background) {
+    throw new SubagentGraphError(
+      ErrorCode.Internal,
+      "a graph was built before the runtime's background tasks were opened",
+    );
+  }
+  return background.service;
 }

@@ -13,6 +13,10 @@ export interface Limits {
   max_parallel_subagents: number;
   /** Per-subagent time limit in ms; undefined = none (the caller's config governs it). */
   subagent_timeout_ms: number | undefined;
+  /** Background tasks active at once per parent thread (the caller's config governs it). */
+  max_async_tasks: number;
+  /** A background task's running time limit in ms; undefined = none (the caller's config). */
+  async_task_timeout_ms: number | undefined;
 }
 
 /** Process-wide settings: default limits, whether delegation is on at all, the model timeout. */
@@ -32,6 +36,8 @@ export const BUILTIN_LIMITS: Readonly<ProcessSettings> = Object.freeze({
   max_result_chars: 8000,
   max_parallel_subagents: 3,
   subagent_timeout_ms: undefined,
+  max_async_tasks: 3,
+  async_task_timeout_ms: undefined,
   enabled: true,
   model_timeout_ms: 120_000,
 });
@@ -42,6 +48,8 @@ export const LIMIT_ENV_VARS: Readonly<Record<keyof ProcessSettings, string>> = O
   max_result_chars: "SUBAGENT_MAX_RESULT_CHARS",
   max_parallel_subagents: "SUBAGENT_MAX_PARALLEL",
   subagent_timeout_ms: "SUBAGENT_TIMEOUT_MS",
+  max_async_tasks: "SUBAGENT_MAX_ASYNC_TASKS",
+  async_task_timeout_ms: "SUBAGENT_ASYNC_TASK_TIMEOUT_MS",
   enabled: "SUBAGENT_ENABLED",
   model_timeout_ms: "SUBAGENT_GRAPH_MODEL_TIMEOUT_MS",
 });
@@ -56,6 +64,8 @@ const settingsFileSchema = z.strictObject({
       max_result_chars: positive.optional(),
       max_parallel_subagents: positive.optional(),
       subagent_timeout_ms: positive.optional(),
+      max_async_tasks: positive.optional(),
+      async_task_timeout_ms: positive.optional(),
       enabled: z.boolean().optional(),
     })
     .optional(),
@@ -146,5 +156,7 @@ export function agentLimits(context: RuntimeContext, fallback: Limits): Limits {
     max_result_chars: context.max_result_chars ?? fallback.max_result_chars,
     max_parallel_subagents: context.max_parallel_subagents ?? fallback.max_parallel_subagents,
     subagent_timeout_ms: context.subagent_timeout_ms ?? fallback.subagent_timeout_ms,
+    max_async_tasks: context.max_async_tasks ?? fallback.max_async_tasks,
+    async_task_timeout_ms: context.async_task_timeout_ms ?? fallback.async_task_timeout_ms,
   };
 }

@@ -136,9 +136,14 @@ export function applyAgentUpdate(
   };
 }
 
-/** Subagents never nest: their allow-list is forced empty whatever the payload said. */
+/**
+ * Subagents never nest: their allow-lists (in the foreground and the background) are forced
+ * empty whatever the payload said.
+ */
 function normalizeContext(context: RuntimeContext, isSubagent: boolean): RuntimeContext {
-  return isSubagent ? { ...context, subagents: [] } : context;
+  if (!isSubagent) return context;
+  const { async_subagents: _background, ...rest } = context;
+  return { ...rest, subagents: [] };
 }
 
 function assertDefaultAllowed(slug: string, isSubagent: boolean, isDefault: boolean): void {

@@ -80,7 +80,7 @@ export function privateShareConfig(): ShareConfig {
 /**
  * The runtime config of an agent (`config_json.context`). An absent list means "the default"
  * and stays absent (never turned into `[]`): for `tools`, `mcp_servers`, `skills` and
- * `knowledge_bases` the default is everything the user may use, for `subagents` it is none.
+ * `knowledge_bases` the default is everything the user may use, for `subagents` and `async_subagents` it is none.
  */
 export const runtimeContextSchema = z.strictObject(
   {
@@ -104,6 +104,21 @@ export const runtimeContextSchema = z.strictObject(
     max_result_chars: limitSchema.optional(),
     max_parallel_subagents: limitSchema.optional(),
     subagent_timeout_ms: limitSchema.optional(),
+    /**
+     * Slugs of the subagents this agent may start in the background (`start_async_task`, README
+     * "Background subagents"); absent or empty = none, so no background tools. A slug may also
+     * be in `subagents`.
+     */
+    async_subagents: z.array(slugSchema, { error: "use a list of subagent slugs" }).optional(),
+    /** Background tasks that may be active at once on one of this agent's threads (default 3). */
+    max_async_tasks: limitSchema.optional(),
+    /** Time limit of one background task's running (never its wait for a person), in ms. */
+    async_task_timeout_ms: limitSchema.optional(),
+    /**
+     * When a background task of this agent's thread ends, start a run on the thread for it (its
+     * notice as the message), through the queue: a busy thread is never run twice at once.
+     */
+    notify_parent: z.boolean({ error: "use true or false" }).optional(),
     /**
      * Tool calls that wait for a person's approval before they run: tool name → `true` (any
      * decision), `false`, or `{ allowed_decisions, description? }` (README "Approvals").

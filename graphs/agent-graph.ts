@@ -1,14 +1,17 @@
 import { SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { createMiddleware } from "langchain";
+import { type AgentMiddleware, createMiddleware } from "langchain";
 import type { AgentRecord } from "../agents/schema.js";
 import { generalPurposePrompt, isGeneralPurpose } from "../backends/general-purpose.js";
 import { type AgentGraph, backendFor } from "../backends/registry.js";
 import type { BackendDeps } from "../backends/resources.js";
+import { ASYNC_TASK_TOOL_NAMES } from "../contract.js";
 import { mayHaveKnowledge } from "../knowledge/run-knowledge.js";
 import type { KnowledgeBases } from "../knowledge/service.js";
 import { createKnowledgeTools, KNOWLEDGE_TOOL_NAMES } from "../knowledge/tools.js";
 import { createApprovalsMiddleware } from "../middleware/approvals.js";
+import type { AsyncTaskHost } from "../middleware/async-task-host.js";
+import { createAsyncTaskMiddleware } from "../middleware/async-tasks.js";
 import { createFileScopeMiddleware } from "../middleware/file-scope.js";
 import { createKnowledgeMiddleware } from "../middleware/knowledge.js";
 import { createModelCallGuardMiddleware } from "../middleware/model-call-guard.js";
@@ -48,6 +51,8 @@ export interface AgentGraphDeps extends BackendDeps {
   requestLog?: ModelRequestLog | undefined;
   /** The knowledge bases agents search; absent = agents get no knowledge tools. */
   knowledge?: KnowledgeBases | undefined;
+  /** The background tasks of a main agent's threads, bound to it; absent = no background tools. */
+  asyncTasks?: ((parent: AgentRecord) => AsyncTaskHost) | undefined;
 }
 
 /**
@@ -72,6 +77,7 @@ export function buildAgentGraph(
   allowedSubagents: readonly AgentRecord[],
   deps: AgentGraphDeps,
   mcpTools: readonly StructuredToolInterface[] = [],
+  backgroundSubagents: readonly AgentRecord[] = [],
 ): AgentGraph {
   const backend = backendFor(record.backend_id);
   const fileScope = createFileScopeMiddleware({
@@ -94,20 +100,25 @@ export function buildAgentGraph(
       mcpTools,
     );
   }
-  const middleware =
+  const middleware: AgentMiddleware[] =
     allowedSubagents.length > 0
       ? [
           createTaskMiddleware({
-            subagents: allowedSubagents.map((subagent) => ({
-              slug: subagent.slug,
-              description: subagent.description || subagent.name,
-            })),
+            subagents: listed(allowedSubagents),
             loadChild: (slug, scope) => deps.loadChild(record, slug, scope),
             limits: (scope) => deps.dispatchLimits(record, scope),
             storage: deps.storage,
           }),
         ]
       : [];
+  const background =
+    backgroundSubagents.length > 0 && deps.asyncTasks
+      ? createAsyncTaskMiddleware({
+          subagents: listed(backgroundSubagents),
+          host: deps.asyncTasks(record),
+        })
+      : undefined;
+  if (background) middleware.push(background);
   // The names an unknown-tool answer lists: the agent's tools, the same selection its backend
   // makes, plus `task` when it may delegate.
   const toolNames = [
@@ -115,6 +126,7 @@ export function buildAgentGraph(
     ...mcpTools,
   ].map((tool) => tool.name);
   if (allowedSubagents.length > 0) toolNames.push(TASK_TOOL_NAME);
+  if (background) toolNames.push(...Object.values(ASYNC_TASK_TOOL_NAMES));
   // The knowledge tools count only in runs that have knowledge bases (the model is offered
   // them only then), so an unknown-tool answer never lists tools the model was not given.
   const withKnowledge = [...toolNames, ...KNOWLEDGE_TOOL_NAMES];
@@ -192,8 +204,19 @@ export function agentGraphKey(
   record: AgentRecord,
   allowedSubagents: readonly AgentRecord[],
   mcpKey = "",
+  backgroundSubagents: readonly AgentRecord[] = [],
 ): string {
-  const subagents = allowedSubagents.map((subagent) => `${subagent.id}@${subagent.version}`);
+  const versions = (agents: readonly AgentRecord[]) =>
+    agents.map((subagent) => `${subagent.id}@${subagent.version}`).join(",");
   const mcp = mcpKey ? `{${mcpKey}}` : "";
-  return `${record.id}@${record.version}[${subagents.join(",")}]${mcp}`;
+  const background = backgroundSubagents.length > 0 ? `<${versions(backgroundSubagents)}>` : "";
+  return `${record.id}@${record.version}[${versions(allowedSubagents)}]${background}${mcp}`;
+}
+
+/** Subagents as a middleware lists them in the system message. */
+function listed(subagents: readonly AgentRecord[]) {
+  return subagents.map((subagent) => ({
+    slug: subagent.slug,
+    description: subagent.description || subagent.name,
+  }));
 }

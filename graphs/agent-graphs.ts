@@ -7,6 +7,7 @@ import type { BackendDeps } from "../backends/resources.js";
 import { subagentToolNames } from "../backends/subagent-tools.js";
 import type { KnowledgeBases } from "../knowledge/service.js";
 import { KNOWLEDGE_TOOL_NAMES } from "../knowledge/tools.js";
+import type { AsyncTaskHost } from "../middleware/async-task-host.js";
 import type { ParentRunScope } from "../middleware/parent-scope.js";
 import type { DispatchLimits, LoadedChild } from "../middleware/task.js";
 import type { ModelRequestLog } from "../models/request-log.js";
@@ -29,6 +30,8 @@ export interface AgentGraphsOptions {
   requestLog?: ModelRequestLog | undefined;
   /** The knowledge bases agents search; absent = none. */
   knowledge?: KnowledgeBases | undefined;
+  /** The background tasks of a main agent's threads, bound to it; absent = no background tools. */
+  asyncTasks?: ((parent: AgentRecord) => AsyncTaskHost) | undefined;
 }
 
 const NO_MCP_TOOLS: McpToolSet = { tools: [], key: "" };
@@ -53,16 +56,44 @@ export class AgentGraphs {
       prepareSkills: (record, skillsThreadId) => options.prepareSkills(record, skillsThreadId),
       requestLog: options.requestLog,
       knowledge: options.knowledge,
+      asyncTasks: options.asyncTasks,
     };
   }
 
   /** The graph of main agent `record` as `uid` may use it (task middleware iff allowed ones). */
   async mainGraph(uid: string, record: AgentRecord): Promise<AgentGraph> {
-    const allowed = await this.resolveAllowList(uid, record);
+    const allowed = await this.resolveAllowList(uid, record, record.config_json.context.subagents);
+    const background = this.options.asyncTasks
+      ? await this.resolveAllowList(uid, record, record.config_json.context.async_subagents)
+      : [];
     const mcp = await this.mcpTools(record);
-    return this.cache.getOrBuild(agentGraphKey(record, allowed, mcp.key), () =>
-      buildAgentGraph(record, allowed, this.deps, mcp.tools),
+    return this.cache.getOrBuild(agentGraphKey(record, allowed, mcp.key, background), () =>
+      buildAgentGraph(record, allowed, this.deps, mcp.tools, background),
     );
+  }
+
+  /**
+   * Subagent `slug` of `parent` as a background task runs it for `uid` now (its record re-read,
+   * its tools and rounds as a `task` call would have them); undefined when `uid` may no longer
+   * use it, or `parent` no longer lists it in `context.async_subagents`.
+   */
+  async backgroundChild(
+    uid: string,
+    parent: AgentRecord,
+    slug: string,
+  ): Promise<LoadedChild | undefined> {
+    const allowed = await this.resolveAllowList(
+      uid,
+      parent,
+      parent.config_json.context.async_subagents,
+    );
+    if (!allowed.some((agent) => agent.slug === slug)) return undefined;
+    return this.loadChild(parent, slug, { uid, threadId: "", fileThreadId: "", overrides: {} });
+  }
+
+  /** Process-wide settings now (environment, settings file, options). */
+  processLimits(): ProcessSettings {
+    return this.options.processLimits();
   }
 
   clear(): void {
@@ -74,8 +105,12 @@ export class AgentGraphs {
    * listed), in the listed order; anything else is dropped and logged. Empty when delegation is
    * switched off process-wide (`enabled: false`), which removes the task tool entirely.
    */
-  private async resolveAllowList(uid: string, record: AgentRecord): Promise<AgentRecord[]> {
-    const wanted = record.config_json.context.subagents ?? [];
+  private async resolveAllowList(
+    uid: string,
+    record: AgentRecord,
+    slugs: readonly string[] | undefined,
+  ): Promise<AgentRecord[]> {
+    const wanted = slugs ?? [];
     if (record.is_subagent || wanted.length === 0) return [];
     if (!this.options.processLimits().enabled) return [];
     const found = await this.options.repository.findSubagents(uid, wanted);

@@ -8,6 +8,7 @@ import type { AgentRepository } from "../agents/repository.js";
 import type { AgentRecord } from "../agents/schema.js";
 import type { ChannelStorage, CheckpointStorage } from "../checkpoints/channel-storage.js";
 import type { KnowledgeBases } from "../knowledge/service.js";
+import type { AsyncTaskHost } from "../middleware/async-task-host.js";
 import { createModelFactory } from "../models/factory.js";
 import { ModelRequestLog } from "../models/request-log.js";
 import type { SandboxLayout } from "../sandbox/layout.js";
@@ -100,6 +101,11 @@ export interface AgentPartsContext {
   storage: ChannelStorage;
   /** The knowledge bases agents search (`context.knowledge_bases`); absent = none. */
   knowledge?: KnowledgeBases | undefined;
+  /**
+   * The background tasks of a main agent's threads (`context.async_subagents`), bound to it;
+   * absent = no background tools (a runtime hosting graphs for another server).
+   */
+  asyncTasks?: ((parent: AgentRecord) => AsyncTaskHost) | undefined;
 }
 
 /**
@@ -138,6 +144,7 @@ export function openAgentParts(options: AgentPartsOptions, context: AgentPartsCo
     processLimits: settingsSource({ env, dataDir, overrides: options.limits, warn }),
     mcp,
     knowledge: context.knowledge,
+    asyncTasks: context.asyncTasks,
     prepareSkills: (record, skillsThreadId) =>
       prepareAgentSkills(
         skillLibrary,

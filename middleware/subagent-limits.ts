@@ -63,9 +63,17 @@ export function createSubagentLimitsMiddleware(readBounds: (context: unknown) =>
   });
 }
 
-/** Model calls made so far: one AI message per call. */
+/** Model calls made so far in this turn: one AI message per call. */
 export function countRounds(messages: readonly BaseMessage[]): number {
-  return messages.filter((message) => message.getType() === "ai").length;
+  // Since the newest human message: a background task's child is given follow-up messages on
+  // its own thread (`update_async_task`), and each gets `max_rounds` of its own.
+  let rounds = 0;
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const type = messages[index]?.getType();
+    if (type === "human") break;
+    if (type === "ai") rounds += 1;
+  }
+  return rounds;
 }
 
 function toolName(tool: unknown): string {

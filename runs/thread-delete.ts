@@ -9,7 +9,8 @@
  * 2. its row is marked as being deleted (`ThreadRepository.beginDeletion`): from then on no API
  *    finds the thread and nobody can claim its id, so no new run could write to it again or
  *    see what is left of it;
- * 3. the children's checkpoints and folders, the thread's checkpoints (every namespace: the
+ * 3. its background tasks are cancelled and forgotten, the children's checkpoints and folders
+ *    (background ones too), the thread's checkpoints (every namespace: the
  *    savers' `deleteThread`) and folder, and its run rows go;
  * 4. the row goes last, which frees the id.
  * Every step can run again: a deletion cut short is finished by the next `delete` of that thread
@@ -43,8 +44,17 @@ export interface ThreadDeleterDeps {
   warn(message: string): void;
 }
 
+/** What a thread's background tasks do when it goes (`runs/async-tasks/`). */
+export interface BackgroundTasksOfThread {
+  /** Cancels and forgets the thread's tasks; their child threads, to be deleted with it. */
+  deleteForParent(threadId: string): Promise<string[]>;
+}
+
 /** Deletes threads with everything that belongs to them (see the top of this file). */
 export class ThreadDeleter {
+  /** Set once the runtime's background tasks are open (they need the runs this opens first). */
+  backgroundTasks: BackgroundTasksOfThread | undefined;
+
   constructor(private readonly deps: ThreadDeleterDeps) {}
 
   /**
@@ -137,7 +147,9 @@ export class ThreadDeleter {
   /** Steps 3 and 4 of the top of this file, for a thread whose row is marked. */
   private async erase(threadId: string): Promise<void> {
     const { saver, runs, threads } = this.deps;
-    for (const child of await this.childrenOf(threadId)) {
+    // Background tasks first: stopped before their threads go, so none writes to one again.
+    const background = (await this.backgroundTasks?.deleteForParent(threadId)) ?? [];
+    for (const child of [...background, ...(await this.childrenOf(threadId))]) {
       await saver.deleteThread(child);
       await this.removeFolder(child);
     }

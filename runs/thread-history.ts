@@ -1,7 +1,9 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { makeChildThreadId, parseChildThreadId } from "../checkpoints/child-thread-id.js";
+import { BACKGROUND_CHILD_MARKER } from "../contract.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import type { AsyncTask } from "../middleware/async-task-records.js";
 import type { SubagentRun } from "../middleware/subagent-runs.js";
 import { TASK_TOOL_NAME } from "../middleware/task-types.js";
 import type { ThreadRepository } from "../store/threads.js";
@@ -18,6 +20,8 @@ export interface ChildThreadView {
    * messages instead).
    */
   run: SubagentRun | null;
+  /** For a background task's child thread: the task as it stands. */
+  asyncTask?: AsyncTask;
   messages: BaseMessage[];
 }
 
@@ -42,6 +46,8 @@ export interface ThreadHistoryDeps {
   saver: BaseCheckpointSaver;
   /** Throws `NOT_FOUND` unless `uid` owns the thread. */
   checkThread(uid: string, threadId: string): Promise<unknown>;
+  /** The background task of `uid` whose child thread this is, if any; absent = none are. */
+  backgroundTask?(uid: string, childThreadId: string): Promise<AsyncTask | undefined>;
 }
 
 /**
@@ -57,12 +63,21 @@ export function createThreadHistoryApi(deps: ThreadHistoryDeps): ThreadHistoryAp
    */
   async function recordedChild(uid: string, childThreadId: string) {
     ensureOpen();
-    const parts = parseChildThreadId(childThreadId);
     const notFound = new SubagentGraphError(
       ErrorCode.NotFound,
-      `child thread "${childThreadId}" not found: pass a child_thread_id from one of your threads' subagent_runs`,
+      `child thread "${childThreadId}" not found: pass a child_thread_id from one of your threads' subagent_runs or async_tasks`,
       { field: "childThreadId" },
     );
+    const task = await deps.backgroundTask?.(uid, childThreadId);
+    if (task) {
+      const parentThreadId = childThreadId.slice(
+        0,
+        childThreadId.lastIndexOf(`${BACKGROUND_CHILD_MARKER}${task.subagent_type}_`),
+      );
+      if (!(await threads.get(uid, parentThreadId))) throw notFound;
+      return { parts: { parentThreadId, slug: task.subagent_type }, run: null, task };
+    }
+    const parts = parseChildThreadId(childThreadId);
     if (!parts || !(await threads.get(uid, parts.parentThreadId))) throw notFound;
     const recordsChild = (runs: SubagentRun[]) =>
       runs.find((record) => record.child_thread_id === childThreadId);
@@ -70,11 +85,11 @@ export function createThreadHistoryApi(deps: ThreadHistoryDeps): ThreadHistoryAp
     const run =
       recordsChild(latest.subagentRuns) ??
       recordsChild((await readHistory(saver, parts.parentThreadId)).flatMap((c) => c.subagentRuns));
-    if (run) return { parts, run };
+    if (run) return { parts, run, task: undefined };
     // Not recorded yet: the call is, in the parent's latest messages (runs checkpoint every step
     // before the next, so the AI message that made a running child's call is stored).
     if (madeBy(latest.messages, parts.parentThreadId, parts.slug, childThreadId)) {
-      return { parts, run: null };
+      return { parts, run: null, task: undefined };
     }
     throw notFound;
   }
@@ -87,13 +102,14 @@ export function createThreadHistoryApi(deps: ThreadHistoryDeps): ThreadHistoryAp
     },
 
     async childThread(uid, childThreadId) {
-      const { parts, run } = await recordedChild(uid, childThreadId);
+      const { parts, run, task } = await recordedChild(uid, childThreadId);
       const state = await readThreadState(saver, childThreadId);
       return {
         threadId: childThreadId,
         parentThreadId: parts.parentThreadId,
         subagentType: parts.slug,
         run,
+        ...(task ? { asyncTask: task } : {}),
         messages: state.messages,
       };
     },

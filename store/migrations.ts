@@ -435,6 +435,56 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       },
     },
   },
+  {
+    name: "0014_async_tasks",
+    migration: {
+      // Background tasks (`store/async-tasks.ts`): a subagent run on its own child thread that
+      // any process claims, renews by lease and hands over when its process dies; `inputs` are
+      // the messages (or a decision on an approval) it has yet to run, oldest first.
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .createTable("async_tasks")
+          .addColumn("task_id", "text", (col) => col.primaryKey())
+          .addColumn("parent_thread_id", "text", (col) => col.notNull())
+          .addColumn("owner_uid", "text", (col) => col.notNull())
+          .addColumn("agent_id", "text", (col) => col.notNull())
+          .addColumn("subagent_type", "text", (col) => col.notNull())
+          .addColumn("child_thread_id", "text", (col) => col.notNull())
+          .addColumn("description", "text", (col) => col.notNull())
+          .addColumn("status", "text", (col) => col.notNull())
+          .addColumn("inputs", "text", (col) => col.notNull().defaultTo("[]"))
+          .addColumn("updates", "integer", (col) => col.notNull().defaultTo(0))
+          .addColumn("result", "text")
+          .addColumn("error", "text")
+          .addColumn("approval", "text")
+          .addColumn("cancel_requested", "integer", (col) => col.notNull().defaultTo(0))
+          .addColumn("attempt", "integer", (col) => col.notNull().defaultTo(0))
+          .addColumn("runner_instance", "text")
+          .addColumn("runner_host", "text")
+          .addColumn("runner_pid", "integer")
+          .addColumn("runner_pid_scope", "text")
+          .addColumn("runner_pid_start", "text")
+          .addColumn("lease_until", "text")
+          .addColumn("ran_ms", "integer", (col) => col.notNull().defaultTo(0))
+          .addColumn("timeout_ms", "integer")
+          .addColumn("notify_parent", "integer", (col) => col.notNull().defaultTo(0))
+          .addColumn("created_at", "text", (col) => col.notNull())
+          .addColumn("updated_at", "text", (col) => col.notNull())
+          .addColumn("finished_at", "text", (col) => col.notNull().defaultTo(""))
+          .execute();
+        await db.schema
+          .createIndex("async_tasks_parent")
+          .on("async_tasks")
+          .column("parent_thread_id")
+          .execute();
+        await db.schema
+          .createIndex("async_tasks_status")
+          .on("async_tasks")
+          .columns(["status", "updated_at"])
+          .execute();
+      },
+    },
+  },
 ];
 
 /** True when `db` runs on PostgreSQL (the one place migrations need to know). */

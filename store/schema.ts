@@ -128,6 +128,48 @@ export interface RunsTable {
   handed_back: Generated<number>;
 }
 
+/** One row of `async_tasks`: a background task (`store/async-tasks.ts`). */
+export interface AsyncTasksTable {
+  task_id: string;
+  parent_thread_id: string;
+  owner_uid: string;
+  /** The main agent whose tool started it (its limits and allow-list apply). */
+  agent_id: string;
+  subagent_type: string;
+  child_thread_id: string;
+  description: string;
+  /** One of `ASYNC_TASK_STATUSES` (`contract.ts`). */
+  status: string;
+  /** JSON text: the inputs it has yet to run, oldest first (`AsyncTaskInput[]`). */
+  inputs: Generated<string>;
+  updates: Generated<number>;
+  /** Its child's final answer, whole. */
+  result: string | null;
+  error: string | null;
+  /** JSON text of the pending approval (`PendingApproval`) while it waits; else null. */
+  approval: string | null;
+  cancel_requested: Generated<number>;
+  /** How many times a process has claimed it. */
+  attempt: Generated<number>;
+  runner_instance: string | null;
+  runner_host: string | null;
+  runner_pid: number | null;
+  runner_pid_scope: string | null;
+  runner_pid_start: string | null;
+  /** ISO-8601, UTC; while it runs, its process renews it; an expired one is taken over. */
+  lease_until: string | null;
+  /** Running time used so far, in ms (its wait for a person excluded). */
+  ran_ms: Generated<number>;
+  /** Its time limit when it started; null = none. */
+  timeout_ms: number | null;
+  /** 1: its end starts a run on the parent thread. */
+  notify_parent: Generated<number>;
+  created_at: string;
+  updated_at: string;
+  /** "" until it ends. */
+  finished_at: Generated<string>;
+}
+
 /** One row of `thread_leases`: which run holds a thread, until when (renewed while it runs). */
 export interface ThreadLeasesTable {
   thread_id: string;
@@ -229,6 +271,7 @@ export interface DatabaseSchema {
   agents: AgentsTable;
   threads: ThreadsTable;
   runs: RunsTable;
+  async_tasks: AsyncTasksTable;
   thread_leases: ThreadLeasesTable;
   users: UsersTable;
   tokens: TokensTable;
