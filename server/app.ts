@@ -16,6 +16,7 @@ import { registerJsonBodyParser } from "./json-body.js";
 import { checkServerRole, checkWorkerCount, type ServerRole } from "./roles.js";
 import { agentRoutes } from "./routes/agents.js";
 import { assistantRoutes } from "./routes/assistants.js";
+import { asyncTaskRoutes } from "./routes/async-tasks.js";
 import { catalogRoutes } from "./routes/catalog.js";
 import { fileRoutes } from "./routes/files.js";
 import { healthRoutes } from "./routes/health.js";
@@ -25,6 +26,7 @@ import { runRoutes } from "./routes/runs.js";
 import { threadProtocolRoutes } from "./routes/thread-protocol.js";
 import { threadRoutes } from "./routes/threads.js";
 import { unsupportedRoutes } from "./routes/unsupported.js";
+import { serviceNotifier } from "./runs/notify-parent.js";
 import { QueueWorker } from "./runs/queue-worker.js";
 import { RunRegistry } from "./runs/run-registry.js";
 import { RunService } from "./runs/run-service.js";
@@ -146,6 +148,9 @@ export async function createServer(
         })
       : undefined;
   const service = new RunService(runtime, runs, worker);
+  runtime.asyncTasks.setParentNotifier(
+    serviceNotifier(runtime, service, (message) => app.log.warn(message)),
+  );
   healthRoutes(app, runtime, worker);
   if (worker) {
     // A closed server claims nothing more (`serve` drains it first, see `cli/serve.ts`).
@@ -161,6 +166,7 @@ export async function createServer(
   agentRoutes(app, runtime);
   assistantRoutes(app, runtime);
   threadRoutes(app, runtime, service);
+  asyncTaskRoutes(app, runtime);
   runRoutes(app, service);
   fileRoutes(app, runtime, maxUploadBytes);
   mcpRoutes(app, runtime);

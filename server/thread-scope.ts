@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
+import { BACKGROUND_CHILD_MARKER } from "../contract.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { validateThreadId } from "../runs/thread-id.js";
 import type { Runtime } from "../runtime.js";
@@ -137,8 +138,9 @@ export function registerThreadScope(app: FastifyInstance, runtime: Runtime): voi
     params.thread_id = ref.id;
     const child = params.child_thread_id;
     if (typeof child === "string" && ref.id !== ref.external) {
-      const prefix = `${ref.external}_sub_`;
-      if (child.startsWith(prefix))
+      // A `task` call's child (`_sub_`) or a background task's (`_bg_`).
+      const prefixes = [`${ref.external}_sub_`, `${ref.external}${BACKGROUND_CHILD_MARKER}`];
+      if (prefixes.some((prefix) => child.startsWith(prefix)))
         params.child_thread_id = `${ref.id}${child.slice(ref.external.length)}`;
     }
   });
