@@ -22,6 +22,8 @@ export type {
 export { GENERAL_PURPOSE_SLUG } from "./agents/schema.js";
 export type { ChildThreadIdParts } from "./checkpoints/child-thread-id.js";
 export { makeChildThreadId, parseChildThreadId } from "./checkpoints/child-thread-id.js";
+export type { AsyncTaskStatus, AsyncTaskToolName } from "./contract.js";
+export { ASYNC_TASK_STATUSES, ASYNC_TASK_TOOL_NAMES } from "./contract.js";
 export type { ErrorCode as ErrorCodeValue, SubagentGraphErrorOptions } from "./errors.js";
 export { ErrorCode, SubagentGraphError } from "./errors.js";
 export type {
@@ -33,6 +35,7 @@ export type {
   PendingApproval,
   ReviewConfig,
 } from "./middleware/approval-request.js";
+export type { AsyncTask } from "./middleware/async-task-records.js";
 export type { SubagentRun, SubagentRunStatus, SubagentUsage } from "./middleware/subagent-runs.js";
 export { TASK_TOOL_NAME } from "./middleware/task.js";
 export type { RefusalReason, RefusedToolCall } from "./middleware/tool-call-answers.js";
@@ -47,6 +50,11 @@ export {
   mainRunContextSchema as agentContextSchema,
   subagentRunContextSchema as subAgentContextSchema,
 } from "./run-context.js";
+export type {
+  AsyncTaskDetail,
+  AsyncTasksApi,
+  ParentNotifier,
+} from "./runs/async-tasks/service.js";
 export type { EventToolCall, RunEvent, RunResult } from "./runs/events.js";
 export type { HealthApi, HealthMetrics, Readiness, ReadinessCheck } from "./runs/health.js";
 export type { RunInfo } from "./runs/run-info.js";

@@ -6,6 +6,8 @@ describe("public API", () => {
   it("has exactly the expected runtime exports", () => {
     expect(Object.keys(api).sort()).toEqual(
       [
+        "ASYNC_TASK_STATUSES",
+        "ASYNC_TASK_TOOL_NAMES",
         "BUILTIN_LIMITS",
         "DECISION_TYPES",
         "DEFAULT_FILE_TOOL_LIMITS",
