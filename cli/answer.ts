@@ -38,6 +38,8 @@ export async function streamAnswer(
     columns: io.stdout.columns,
     ...(resuming ? { resuming } : {}),
   });
+  // A background task that ends meanwhile is told between the main agent's sentences.
+  context.background?.attach("turn", (line) => !stopped && progress.notice(line));
   const signal = interrupts.beginRun();
   const timer = live ? setInterval(() => progress.tick(), TICK_MS) : undefined;
   let threadId = request.threadId;
@@ -45,7 +47,10 @@ export async function streamAnswer(
   const consume = async (): Promise<AnswerOutcome> => {
     try {
       for await (const event of runtime.stream({ ...request, signal })) {
-        if (event.type === "run_started") threadId = event.threadId;
+        if (event.type === "run_started") {
+          threadId = event.threadId;
+          context.background?.follow(threadId);
+        }
         progress.handle(event);
         if (event.type === "run_finished") return { kind: "answered", result: event.result };
       }
@@ -68,6 +73,7 @@ export async function streamAnswer(
     ]);
   } finally {
     clearInterval(timer);
+    context.background?.attach("turn", undefined);
     interrupts.endRun();
     progress.end();
     stopped = true;

@@ -79,6 +79,7 @@ const COMMAND_DOCS: readonly CommandDoc[] = [
     notes: [
       'Only the demo user is created implicitly (with its agents); another --uid must have been\nadded with "users add" first. --thread takes a thread of yours ("threads list" lists them)\nand goes on with its agent unless --agent names another.',
       'When a run pauses for approval (an agent\'s interrupt_on), each pending request is shown\n(who asks, the tool, its arguments, the decisions allowed) and asked: approve, edit (new\narguments as one line of JSON) or reject (with an optional message for the model). Piped\nstdin gives the answers one per line. Without answers (the question was piped, or the\ninput ended) the thread stays paused and chat exits with 3; "chat --thread <id>" asks\nagain, and "threads show <id>" lists what waits.',
+      'An agent with async_subagents may start background tasks, which go on after its answer.\nWhile the chat is open, one "[background]" line tells each task of its thread that ends\n(completed with the start of its result, or failed, cancelled, timed out with why);\n"threads show <id>" lists them all.',
     ],
     examples: [
       'chat "Compare solar and wind power for a small farm"',
@@ -107,8 +108,9 @@ const COMMAND_DOCS: readonly CommandDoc[] = [
       {
         usage: "threads show <id>",
         about: [
-          "Show one thread: its agent, last use, and the requests for approval it",
-          "waits on (id, the agent or subagent asking, tool, arguments).",
+          "Show one thread: its agent, last use, the requests for approval it",
+          "waits on (id, the agent or subagent asking, tool, arguments), and its",
+          "background tasks (id, subagent, status, task, result or what it waits for).",
         ],
       },
     ],

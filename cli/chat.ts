@@ -1,9 +1,12 @@
 import { ErrorCode, hasErrorCode } from "../errors.js";
-import { type Command, UsageError } from "./args.js";
-import type { CliContext } from "./context.js";
+import { type Command, type StoreOptions, UsageError } from "./args.js";
+import { stillActiveLine } from "./async-task-lines.js";
+import { BackgroundWatch } from "./background-watch.js";
+import { type CliContext, say } from "./context.js";
 import { lazyAsker } from "./lines.js";
 import { repl } from "./repl.js";
-import { askOnce, prepareChat } from "./session.js";
+import { describeError } from "./report.js";
+import { askOnce, cliCommand, prepareChat } from "./session.js";
 
 type ChatCommand = Extract<Command, { name: "chat" }>;
 
@@ -33,14 +36,51 @@ export async function chatCommand(context: CliContext, command: ChatCommand): Pr
     );
   }
   const target = await prepareChat(context, command.store, command.agent, command.threadId);
-  if (interactive) return repl(context, target, command.threadId);
-  // Stdin that held the question has no answers left to give.
-  const asker =
-    command.question !== undefined || answering ? lazyAsker(io, context.onInterrupt) : undefined;
+  const background = await watchBackground(context, command.store.uid, command.threadId);
+  const chat: CliContext = { ...context, background };
   try {
-    return await askOnce(context, target, question?.trim(), command.threadId, asker?.ask);
+    if (interactive) return await repl(chat, target, command.threadId);
+    // Stdin that held the question has no answers left to give.
+    const asker =
+      command.question !== undefined || answering ? lazyAsker(io, context.onInterrupt) : undefined;
+    try {
+      return await askOnce(chat, target, question?.trim(), command.threadId, asker?.ask);
+    } finally {
+      asker?.close();
+    }
   } finally {
-    asker?.close();
+    await sayBackgroundEnd(chat, command.store, background);
+  }
+}
+
+/**
+ * Starts watching the background tasks of the chat's thread (cli/background-watch.ts): the
+ * tasks of `threadId` that have already ended are not told.
+ */
+async function watchBackground(
+  context: CliContext,
+  uid: string,
+  threadId: string | undefined,
+): Promise<BackgroundWatch> {
+  const background = new BackgroundWatch({
+    list: (thread) => context.runtime.asyncTasks.list(uid, thread),
+    onError: (error) =>
+      context.io.stderr.write(`could not list background tasks: ${describeError(error)}\n`),
+  });
+  if (threadId !== undefined) await background.open(threadId);
+  return background;
+}
+
+/** The last lines about background tasks as the chat ends: those not told yet, those going on. */
+async function sayBackgroundEnd(
+  context: CliContext,
+  store: StoreOptions,
+  background: BackgroundWatch,
+): Promise<void> {
+  const { lines, thread, active } = await background.close();
+  for (const line of lines) say(context.io, line);
+  if (thread !== undefined && active > 0) {
+    say(context.io, stillActiveLine(active, `"${cliCommand(store, `threads show ${thread}`)}"`));
   }
 }
 

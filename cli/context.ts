@@ -1,4 +1,5 @@
 import type { Runtime } from "../runtime.js";
+import type { BackgroundWatch } from "./background-watch.js";
 import type { Interrupts } from "./interrupts.js";
 
 /**
@@ -20,6 +21,8 @@ export interface CliContext {
   interrupts: Interrupts;
   /** Handles one Ctrl-C (cancel the run, or quit) and tells the user which. */
   onInterrupt: () => void;
+  /** A chat's watch on its thread's background tasks (cli/chat.ts); other commands have none. */
+  background?: BackgroundWatch;
 }
 
 /** Exit code of a run cut short with Ctrl-C (128 + SIGINT, as shells report it). */

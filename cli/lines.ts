@@ -13,6 +13,7 @@ import type { Io } from "./context.js";
 export class LineReader {
   readonly #rl: Interface;
   readonly #echo: (line: string) => void;
+  readonly #output: NodeJS.WritableStream;
   readonly #queued: string[] = [];
   #waiting: ((line: string | undefined) => void) | undefined;
   #ended = false;
@@ -28,6 +29,7 @@ export class LineReader {
       // Line editing writes escapes: only when the output is a terminal too.
       terminal: io.stdin.isTTY === true && io.stdout.isTTY === true,
     });
+    this.#output = io.stdout;
     const piped = io.stdin.isTTY !== true;
     this.#echo = piped ? (line) => io.stdout.write(`${line}\n`) : () => undefined;
     this.#rl.on("SIGINT", onInterrupt);
@@ -67,6 +69,23 @@ export class LineReader {
         resolve(line);
       };
     });
+  }
+
+  /**
+   * Writes a line above the prompt while one waits for input (then shows the prompt again, with
+   * what was typed so far on a terminal); answers false, writing nothing, when no prompt waits.
+   */
+  notice(text: string): boolean {
+    if (this.#waiting === undefined) return false;
+    if (this.#rl.terminal) {
+      // Erase the prompt's line, write the notice, and draw the prompt and the typing below it.
+      this.#output.write(`\r\x1b[2K${text}\n`);
+      this.#rl.prompt(true);
+    } else {
+      // The prompt is on the line with nothing after it: end that line, and show it again.
+      this.#output.write(`\n${text}\n${this.#rl.getPrompt()}`);
+    }
+    return true;
   }
 
   /** Stops reading (the process may then exit although stdin is a terminal). */

@@ -146,6 +146,16 @@ export class ProgressRenderer {
     this.#drawStatus();
   }
 
+  /**
+   * Writes a line from outside the run (a background task that ended), unless the main agent is
+   * mid-sentence: then it answers false and writes nothing, for the caller to try again later.
+   */
+  notice(text: string): boolean {
+    if (!this.#atLineStart) return false;
+    this.#line(text);
+    return true;
+  }
+
   /** Erases the status line and ends the current line: call when the run ends or fails. */
   end(): void {
     this.#eraseStatus();

@@ -30,6 +30,8 @@ export async function repl(
 ): Promise<number> {
   const { io, interrupts } = context;
   const reader = new LineReader(io, context.onInterrupt);
+  // A background task that ends while the chat waits for the user is told above the prompt.
+  context.background?.attach("prompt", (line) => reader.notice(line));
   const quit = interrupts.quit.then((): PromptResult => ({ end: "quit" }));
   const prompt = (): Promise<PromptResult> =>
     Promise.race([
@@ -52,6 +54,7 @@ export async function repl(
     if (session.thread) say(io, `continue later: ${continueHint(target, session.thread)}`);
     return code;
   } finally {
+    context.background?.attach("prompt", undefined);
     reader.close();
   }
 }
@@ -88,6 +91,7 @@ async function converse(
     }
     if (input === "/new") {
       session.thread = undefined;
+      context.background?.follow(undefined);
       say(io, "Started a new thread.");
       continue;
     }

@@ -1,6 +1,8 @@
+import type { PendingApproval } from "../middleware/approval-request.js";
 import type { Runtime } from "../runtime.js";
 import { argumentsLine } from "./approval-view.js";
 import type { StoreOptions } from "./args.js";
+import { backgroundTasksSection } from "./async-task-lines.js";
 import { type Io, say } from "./context.js";
 import { cliCommand } from "./session.js";
 import { columns, plural } from "./text.js";
@@ -43,7 +45,8 @@ export async function listThreads(runtime: Runtime, io: Io, store: StoreOptions)
 /**
  * `threads show <id>`: one thread of the user's, its agent and last use, and the requests for
  * approval it waits on: one row per tool call (the interrupt id that answers it, who asks — the
- * main agent or a subagent —, the tool, its arguments on one line), then how to answer them.
+ * main agent or a subagent —, the tool, its arguments on one line), then how to answer them;
+ * then its background tasks, if it has any (cli/async-task-lines.ts).
  *
  * @throws SubagentGraphError `NOT_FOUND` (field `thread_id`) unless the thread is the user's.
  */
@@ -64,10 +67,24 @@ export async function showThread(
   say(io, `agent:      ${agent ?? "- (no run yet)"}`);
   say(io, `created:    ${thread.createdAt}`);
   say(io, `last used:  ${thread.updatedAt}`);
+  const background = backgroundTasksSection(await runtime.asyncTasks.list(store.uid, threadId));
   if (pending.length === 0) {
     say(io, `status:     ${thread.busy ? "running" : "idle"}, not waiting for approval`);
-    return 0;
+  } else {
+    sayPending(io, store, threadId, agent, pending);
   }
+  if (background.length > 0) say(io, ["", ...background].join("\n"));
+  return 0;
+}
+
+/** The requests for approval a thread waits on, and the command that answers them. */
+function sayPending(
+  io: Io,
+  store: StoreOptions,
+  threadId: string,
+  agent: string | undefined,
+  pending: readonly PendingApproval[],
+): void {
   say(io, `status:     waiting for approval (${plural(pending.length, "request")})`);
   say(io, "");
   say(
@@ -95,5 +112,4 @@ export async function showThread(
   if (tasks.length > 0) say(io, ["", ...tasks].join("\n"));
   say(io, "");
   say(io, `answer: ${cliCommand(store, `chat --thread ${threadId}`)}`);
-  return 0;
 }

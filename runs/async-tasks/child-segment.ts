@@ -30,8 +30,9 @@ export interface SegmentScope {
 
 /**
  * Runs `input` on the child. `resumed`: an earlier attempt may have started this input (its
- * process died), so the child's thread is read first: a message it already holds is not given
- * again; the child goes on from its last checkpoint (or, had it answered, is not run again).
+ * process died, or gave the task back as it closed), so the child's thread is read first: a
+ * message it already holds, or a decision it already took, is not given again; the child goes
+ * on from its last checkpoint (or, had it answered, is not run again).
  */
 export async function runSegment(
   child: LoadedChild,
@@ -69,9 +70,16 @@ export async function runSegment(
       : new Command({ resume: approvalId ? { [approvalId]: input.resume } : input.resume });
   if (resumed) {
     const state = await child.graph.getState(config);
-    const messages = messagesOf(state.values);
+    // A message is in the child's thread once it started; a decision, once the child no longer
+    // waits on the request it answers.
     const started =
-      input.kind === "message" ? messages.some((message) => message.id === input.id) : false;
+      input.kind === "message"
+        ? messagesOf(state.values).some((message) => message.id === input.id)
+        : !(state.tasks ?? []).some((task) =>
+            (task.interrupts ?? []).some(
+              (pending) => (pending as { id?: unknown } | undefined)?.id === approvalId,
+            ),
+          );
     if (started) {
       if (state.next.length === 0) return outcomeOf(state.values);
       graphInput = null;

@@ -114,7 +114,9 @@ export class AsyncTaskRunner {
     while (!this.closed && this.running.size < MAX_RUNNING) {
       const row = await this.deps.rows.claimPending(this.deps.runner, this.deps.leaseMs);
       if (!row) return;
-      this.launch(row, false);
+      // A task claimed before (given back at a shutdown, or run and queued again) may hold its
+      // next input already: its child's thread is read first.
+      this.launch(row, row.attempt > 1);
     }
   }
 

@@ -247,6 +247,43 @@ export function runAsyncTasksSuite(saver: SaverKindUnderTest): void {
       );
     });
 
+    it("stops a task at async_task_timeout_ms of running, and tells the parent", async () => {
+      let taskId = "";
+      const { runtime, main } = await boss(
+        [
+          { reply: { toolCalls: [start("researcher", "an endless search")] } },
+          { reply: { text: "started" } },
+          {
+            expect: (call) =>
+              expect(lastText(call)).toBe(
+                `[Background task ${taskId} (researcher) timeout] timed out after 150 ms of running`,
+              ),
+            reply: { text: "It took too long." },
+          },
+        ],
+        [
+          {
+            hold: (_call, signal) =>
+              new Promise<void>((_resolve, reject) => {
+                signal?.addEventListener("abort", () => reject(new Error("aborted")));
+              }),
+            reply: { text: "never" },
+          },
+        ],
+        { async_task_timeout_ms: 150 },
+      );
+      const { threadId } = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
+      const [task] = await runtime.asyncTasks.list("alice", threadId);
+      taskId = task?.id ?? "";
+      const ended = await settled(runtime, threadId, taskId, ["timeout"]);
+      expect(ended.error).toBe("timed out after 150 ms of running");
+      const told = await runtime.run({ uid: "alice", threadId, input: "news?" });
+      expect(told.output).toBe("It took too long.");
+      // The researcher may be stopped before its model is called (a slow machine): its script is
+      // not held to.
+      main.assertComplete();
+    });
+
     it("steers a running task with a follow-up, run after what it is doing", async () => {
       const release = new Gate();
       const { runtime } = await boss(

@@ -63,19 +63,19 @@ export function cli(
  * Runs `cli/main.ts …args` on a pseudo-terminal (util-linux `script`), as a person at a
  * terminal would: each `script` line is typed once the output so far contains its `after`
  * text. Resolves with the exit code and everything the terminal showed (echo and escapes
- * included).
+ * included). `env` is added to the offline environment, as for {@link cli}.
  */
 export function cliInTerminal(
   args: string[],
   script: { after: string; type: string }[],
-  options: { killAfterMs?: number } = {},
+  options: { killAfterMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ code: number | null; output: string }> {
   const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
   const command = [process.execPath, "--import", "tsx", "cli/main.ts", ...args].map(quote);
   return new Promise((resolve, reject) => {
     const child = spawn("script", ["-qec", command.join(" "), "/dev/null"], {
       cwd: ROOT,
-      env: offlineEnv(),
+      env: { ...offlineEnv(), ...options.env },
       stdio: ["pipe", "pipe", "inherit"],
     });
     const steps = [...script];

@@ -1,5 +1,6 @@
 import { Client } from "@langchain/langgraph-sdk/client";
 import type { AgentRecord } from "./agent-form-model.js";
+import type { AsyncTask, AsyncTaskAnswer, AsyncTaskWithResult } from "./async-tasks.js";
 import type { HistoryState } from "./fork-point.js";
 import type { KbFileRecord, KbSearchHit, KbUploadResult, KnowledgeBaseRecord } from "./kb-model.js";
 import type { SseEvent } from "./stream-event.js";
@@ -342,6 +343,26 @@ export class Api {
     );
   }
 
+  /** The thread's background tasks, oldest first (README "Background subagents"). */
+  asyncTasks(threadId: string): Promise<AsyncTask[]> {
+    return this.json("GET", `/threads/${encodeURIComponent(threadId)}/async_tasks`);
+  }
+
+  /** One background task with its full final answer (`result`, null until it has one). */
+  asyncTask(threadId: string, taskId: string): Promise<AsyncTaskWithResult> {
+    return this.json("GET", asyncTaskPath(threadId, taskId));
+  }
+
+  /** Cancels an active background task; answers its record as it now stands. */
+  cancelAsyncTask(threadId: string, taskId: string): Promise<AsyncTask> {
+    return this.json("POST", `${asyncTaskPath(threadId, taskId)}/cancel`);
+  }
+
+  /** Answers a `waiting` task's request for approval (one decision per gated call). */
+  answerAsyncTask(threadId: string, taskId: string, body: AsyncTaskAnswer): Promise<AsyncTask> {
+    return this.json("POST", `${asyncTaskPath(threadId, taskId)}/answer`, body);
+  }
+
   cancelRun(threadId: string, runId: string): Promise<unknown> {
     return this.viaSdk((sdk) => sdk.runs.cancel(threadId, runId));
   }
@@ -424,6 +445,10 @@ export class Api {
     if (response.status === 401) this.onUnauthorized(error);
     throw error;
   }
+}
+
+function asyncTaskPath(threadId: string, taskId: string): string {
+  return `/threads/${encodeURIComponent(threadId)}/async_tasks/${encodeURIComponent(taskId)}`;
 }
 
 async function errorOf(response: Response): Promise<ApiError> {

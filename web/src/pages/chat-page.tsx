@@ -12,6 +12,7 @@ import {
   withHumanMessage,
 } from "../chat-state.js";
 import { ApprovalList, showApproval } from "../components/approval-list.js";
+import { AsyncTasksPanel } from "../components/async-tasks-panel.js";
 import { BranchesDialog } from "../components/branches-dialog.js";
 import { ChildThreadDialog } from "../components/child-thread-dialog.js";
 import { ConfirmDialog } from "../components/confirm-dialog.js";
@@ -537,6 +538,13 @@ export function ChatPage(props: { api: Api; threadId: string | undefined }) {
             ))}
           <div ref={bottom} />
         </div>
+        <AsyncTasksPanel
+          key={threadId}
+          api={api}
+          threadId={threadId}
+          messages={conversation.messages}
+          names={names}
+        />
         {notice && (
           <p role="status" class="notice">
             {notice}
