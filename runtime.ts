@@ -137,7 +137,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     mcpServers,
     storage: channelStorage,
     knowledge: knowledge.api,
-    ...(hosted ? {} : { asyncTasks: (parent) => openedBackground(background).hostFor(parent) }),
+    // Hosted too: the children run on `saver`, lent to them (`runs/async-tasks/open.ts`).
+    asyncTasks: (parent) => openedBackground(background).hostFor(parent),
   });
 
   const mainAgent = mainAgentResolver(agentRows);
@@ -168,6 +169,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     graphs,
     saver,
     mainAgent,
+    asyncTasksSince: (threadId, since) => openedBackground(background).since(threadId, since),
   });
   const skills = guardMethods(ensureOpen, skillLibrary, SKILLS_METHODS);
   const runMetrics = new RunMetrics();
@@ -189,7 +191,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     runStore,
     checkThread,
     run: (request) => runApi.run(request),
-    start: !hosted,
+    hosted,
     warn,
   });
 

@@ -12,6 +12,13 @@
  * where the official hooks look for a subagent's messages (`contract.ts`). A thread-less run gets an in-memory saver of its own
  * (`graphs/hosted-graph.ts`).
  *
+ * A main agent with `context.async_subagents` gets the background tools here too. Their tasks
+ * are rows of the data dir's agent store, claimed by this process's runner (started with the
+ * hosted runtime, at the first use of the graph), and their children run on our own saver (the
+ * data dir's `checkpoints.sqlite`, or PostgreSQL with `DATABASE_URL`), since they run after the
+ * server's run that started them. The parent thread is told at its next model call;
+ * `notify_parent` cannot start a run on the server's thread and only logs a warning.
+ *
  * The run's context (Studio's configuration panel; `hostedAgentContextSchema` in
  * `backends/context.ts`) picks `uid` (default `demo`), `agent` (default: the user's default
  * agent), can narrow `subagents`, and can set the limits `max_rounds`, `max_result_chars`,

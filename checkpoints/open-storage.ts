@@ -22,7 +22,10 @@ export interface StorageOptions {
 export interface Storage {
   database: Database;
   saver: BaseCheckpointSaver;
-  /** Graphs are hosted by a server that brings its own saver (`checkpointer: "host"`). */
+  /**
+   * Graphs are hosted by a server that brings its own saver (`checkpointer: "host"`); `saver` is
+   * then ours (SQLite in the data folder, PostgreSQL with a URL) for background tasks' children.
+   */
   hosted: boolean;
   close(): Promise<void>;
 }
@@ -40,30 +43,30 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   // checkpoints with the sqlite saver): a folder that cannot be made or written fails here, with
   // one error naming it. A runtime that keeps nothing there makes it only when a file is written.
   const kind = options.checkpointer ?? (databaseUrl ? "postgres" : "sqlite");
-  if ((options.database === undefined && databaseUrl === undefined) || kind === "sqlite") {
+  // A hosted runtime runs no main graph itself (the server lends its saver to those runs), but
+  // the children of background tasks run here, later and outside the server's runs, so they
+  // need a saver of ours: the one a runtime on the same data folder or database opens.
+  const saverKind =
+    kind === "host" ? (postgresUrlOf(databaseUrl, options.database) ? "postgres" : "sqlite") : kind;
+  if ((options.database === undefined && databaseUrl === undefined) || saverKind === "sqlite") {
     prepareDataDir(dataDir);
   }
   const database =
     typeof options.database === "object"
       ? options.database
       : await openDatabase(options.database ?? databaseUrl ?? join(dataDir, "agents.sqlite"));
-  // A hosted runtime never runs a graph itself; its saver only backs the read APIs (empty).
   let saver: ManagedSaver;
   try {
     saver =
-      typeof kind === "object"
-        ? borrowSaver(kind)
-        : kind === "postgres"
+      typeof saverKind === "object"
+        ? borrowSaver(saverKind)
+        : saverKind === "postgres"
           ? await openSaver(
               "postgres",
               postgresTarget(databaseUrl, options.database),
               options.sendRefReducers,
             )
-          : openSaver(
-              kind === "host" ? "memory" : kind,
-              join(dataDir, "checkpoints.sqlite"),
-              options.sendRefReducers,
-            );
+          : openSaver(saverKind, join(dataDir, "checkpoints.sqlite"), options.sendRefReducers);
   } catch (error) {
     if (ownsDatabase) await database.close();
     throw error;
@@ -82,14 +85,23 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   };
 }
 
+/** `DATABASE_URL`, else the store's own `postgres://` URL, if either is set. */
+function postgresUrlOf(
+  databaseUrl: string | undefined,
+  store: StorageOptions["database"],
+): string | undefined {
+  return (
+    databaseUrl ??
+    (typeof store === "string" && /^postgres(ql)?:\/\//.test(store) ? store : undefined)
+  );
+}
+
 /** Where Postgres checkpoints go: `DATABASE_URL`, else the store's own `postgres://` URL. */
 function postgresTarget(
   databaseUrl: string | undefined,
   store: StorageOptions["database"],
 ): string {
-  const url =
-    databaseUrl ??
-    (typeof store === "string" && /^postgres(ql)?:\/\//.test(store) ? store : undefined);
+  const url = postgresUrlOf(databaseUrl, store);
   if (!url) {
     throw new SubagentGraphError(
       ErrorCode.Validation,

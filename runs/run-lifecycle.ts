@@ -11,6 +11,7 @@ import {
   describeApproval,
   type PendingApproval,
 } from "../middleware/approval-request.js";
+import type { AsyncTask } from "../middleware/async-task-records.js";
 import { NEW_INPUT_KEY, RUN_ID_KEY } from "../middleware/child-run.js";
 import { addUsage } from "../middleware/run-records.js";
 import {
@@ -106,6 +107,8 @@ export interface RunLifecycleDeps {
   running: RunningRuns;
   /** The main agent `uid` named (default: their default agent), refusing subagents. */
   mainAgent(uid: string, agent: string | undefined): Promise<AgentRecord>;
+  /** The thread's background tasks started or moved on since `since` (ISO), for its run's row. */
+  asyncTasksSince?(threadId: string, since: string): Promise<AsyncTask[]>;
 }
 
 /**
@@ -248,10 +251,12 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       const subagentRuns =
         outcome.subagentRuns ??
         (await readRunSubagentRuns(saver, threadId, startedAt).catch(() => undefined));
+      const asyncTasks = await deps.asyncTasksSince?.(threadId, startedAt).catch(() => undefined);
       stopForwarding();
       running.release(runId);
       await lease.release(status, {
         ...(subagentRuns ? { subagentRuns } : {}),
+        ...(asyncTasks && asyncTasks.length > 0 ? { asyncTasks } : {}),
         ...(outcome.reason ? { reason: outcome.reason } : {}),
       });
       await threads.touch(threadId);

@@ -482,6 +482,12 @@ export const MIGRATIONS: readonly NamedMigration[] = [
           .on("async_tasks")
           .columns(["status", "updated_at"])
           .execute();
+        // A run's record keeps the background tasks it started or saw move on, as it does its
+        // `task` calls (`subagent_runs`).
+        await db.schema
+          .alterTable("runs")
+          .addColumn("async_tasks", "text", (col) => col.notNull().defaultTo("[]"))
+          .execute();
       },
     },
   },

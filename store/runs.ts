@@ -39,6 +39,8 @@ export interface ThreadLease {
 export interface RunEnd {
   /** The subagent records the run made, stored as JSON (the caller validates what it reads). */
   subagentRuns?: readonly unknown[];
+  /** The background tasks it started or saw move on, stored as JSON likewise. */
+  asyncTasks?: readonly unknown[];
   /** Why it ended so, when it did not end by itself. */
   reason?: string | null;
 }
@@ -262,6 +264,7 @@ export class RunRepository {
               ? sql<string | null>`case when cancel_requested = 1 then status_reason end`
               : null),
           ...(end.subagentRuns ? { subagent_runs: JSON.stringify(end.subagentRuns) } : {}),
+          ...(end.asyncTasks ? { async_tasks: JSON.stringify(end.asyncTasks) } : {}),
         })
         .where("run_id", "=", runId);
       if (holder) {

@@ -126,6 +126,8 @@ export interface RunsTable {
   claimed_at: string | null;
   /** Attempts given back at a worker's shutdown (migration 0013): not failures. */
   handed_back: Generated<number>;
+  /** JSON text of the background tasks the run started or saw move on (migration 0014). */
+  async_tasks: Generated<string>;
 }
 
 /** One row of `async_tasks`: a background task (`store/async-tasks.ts`). */

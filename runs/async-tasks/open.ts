@@ -2,6 +2,12 @@
  * Opens a runtime's background tasks: the service every door uses and this process's runner,
  * wired to each other, to the thread deleter (a deleted thread's tasks go with it) and, for
  * `notify_parent`, to the runtime's own runs (a server replaces that with its queue).
+ *
+ * Hosted (graphs served by a LangGraph server, Studio): the children run on the runtime's own
+ * saver, lent to them at run time as the server lends its saver to a `task` call's child (the
+ * graphs are compiled without one), because a background child runs later, outside the run of
+ * the server that started it. `notify_parent` cannot start a run there (the server's runs are
+ * its own): the parent thread is told at its next model call, and a warning says so.
  */
 
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
@@ -9,6 +15,8 @@ import type { AgentRepository } from "../../agents/repository.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { AgentGraphs } from "../../graphs/agent-graphs.js";
 import type { AsyncTask } from "../../middleware/async-task-records.js";
+import { PREGEL_CHECKPOINTER_KEY } from "../../middleware/child-run.js";
+import type { LoadedChild } from "../../middleware/task-types.js";
 import { AsyncTaskRepository } from "../../store/async-tasks.js";
 import type { Database } from "../../store/database.js";
 import type { RunStore } from "../run-store.js";
@@ -30,8 +38,11 @@ export interface BackgroundTasksOptions {
     input: string;
     inputMessageId: string;
   }): Promise<unknown>;
-  /** Whether this process runs tasks (not when it only hosts graphs for another server). */
-  start: boolean;
+  /**
+   * The graphs are hosted by a LangGraph server and compiled without a saver: children get
+   * `saver` lent, and `notify_parent` only warns (see the file's comment).
+   */
+  hosted: boolean;
   warn(message: string): void;
 }
 
@@ -61,22 +72,59 @@ export function openBackgroundTasks(options: BackgroundTasksOptions): Background
     runner: runStore.runner,
     leaseMs: runStore.threadLeaseMs,
     parentAgent,
-    loadChild: (uid, parent, slug) => graphs.backgroundChild(uid, parent, slug),
+    loadChild: async (uid, parent, slug) => {
+      const child = await graphs.backgroundChild(uid, parent, slug);
+      return child && options.hosted ? lendSaver(child, saver) : child;
+    },
     onSettled: (task, row) => service.settled(task, row),
     warn,
   });
   service.attach(runner);
-  service.setParentNotifier((uid, threadId, task) => notifyByRun(options, uid, threadId, task));
+  service.setParentNotifier((uid, threadId, task) =>
+    options.hosted
+      ? notifyUnsupported(options, threadId, task)
+      : notifyByRun(options, uid, threadId, task),
+  );
   runStore.deleter.backgroundTasks = service;
-  if (options.start) runner.start();
+  runner.start();
   return { service, runner };
+}
+
+/** `child` with `saver` lent to each of its runs and state reads (`PREGEL_CHECKPOINTER_KEY`). */
+function lendSaver(child: LoadedChild, saver: BaseCheckpointSaver): LoadedChild {
+  const { graph } = child;
+  const lent = <T extends { configurable?: Record<string, unknown> }>(config: T): T => ({
+    ...config,
+    configurable: { ...config.configurable, [PREGEL_CHECKPOINTER_KEY]: saver },
+  });
+  return {
+    ...child,
+    graph: {
+      checkpointer: saver,
+      invoke: (input, config) => graph.invoke(input, lent(config)),
+      getState: (config) => graph.getState(lent(config)),
+    },
+  };
+}
+
+/** Hosted: no run can be started on the server's thread; its next model call is told. */
+async function notifyUnsupported(
+  options: BackgroundTasksOptions,
+  threadId: string,
+  task: AsyncTask,
+): Promise<void> {
+  options.warn(
+    `background task ${task.id} ${task.status}: notify_parent is not supported under a LangGraph server (Studio, langgraphjs dev), whose runs only it can start; thread "${threadId}" is told at its next model call instead`,
+  );
 }
 
 /**
  * The library's notify run: the notice as the message, started once the thread is free (a run
  * of the runtime refuses a busy thread, so it is tried again every second for five minutes).
  * A thread waiting for an approval takes no new message: the notice then reaches its next model
- * call instead.
+ * call instead. A parent thread this runtime does not hold gets no run: a LangGraph server's
+ * (its task claimed by this process from a data folder or database both use), whose next model
+ * call is told, or a deleted one.
  */
 async function notifyByRun(
   options: BackgroundTasksOptions,
@@ -84,6 +132,12 @@ async function notifyByRun(
   threadId: string,
   task: AsyncTask,
 ): Promise<void> {
+  try {
+    await options.checkThread(uid, threadId);
+  } catch (error) {
+    if (SubagentGraphError.isInstance(error) && error.code === ErrorCode.NotFound) return;
+    throw error;
+  }
   const notice = AsyncTasks.notice(task);
   const deadline = Date.now() + NOTIFY_PATIENCE_MS;
   for (;;) {

@@ -276,6 +276,12 @@ export class AsyncTasks implements AsyncTasksApi {
     return rows.map((row) => row.child_thread_id);
   }
 
+  /** The tasks of a thread started or moved on since `since` (ISO), for its run's record. */
+  async since(threadId: string, since: string): Promise<AsyncTask[]> {
+    const rows = await this.deps.rows.listForParent(threadId);
+    return rows.filter((row) => row.created_at >= since || row.updated_at >= since).map(taskOf);
+  }
+
   /** The task of `uid` whose child thread `childThreadId` is, if any. */
   async ofChildThread(uid: string, childThreadId: string): Promise<AsyncTask | undefined> {
     if (!childThreadId.includes(BACKGROUND_CHILD_MARKER)) return undefined;

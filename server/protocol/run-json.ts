@@ -1,4 +1,5 @@
 import { RECORDED_RUN_STATUSES, type RecordedRunStatus } from "../../contract.js";
+import type { AsyncTask } from "../../middleware/async-task-records.js";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
 import type { RunInfo } from "../../runs/run-info.js";
 import { MULTITASK_STRATEGIES, type MultitaskStrategy } from "../../store/run-queue.js";
@@ -17,6 +18,7 @@ export interface RunJson {
   updated_at: string;
   status_reason: string | null;
   subagent_runs: SubagentRun[];
+  async_tasks: AsyncTask[];
 }
 
 /** The fields of a {@link RunJson} a run list's `select` may name. */
@@ -32,6 +34,7 @@ export const RUN_FIELDS = [
   "multitask_strategy",
   "status_reason",
   "subagent_runs",
+  "async_tasks",
 ] as const satisfies readonly (keyof RunJson)[];
 
 /**
@@ -53,6 +56,7 @@ export function runJson(row: RunInfo): RunJson {
     updated_at: row.updated_at,
     status_reason: row.status_reason,
     subagent_runs: row.subagent_runs,
+    async_tasks: row.async_tasks,
   };
 }
 

@@ -3,6 +3,7 @@ import { INTERRUPT } from "@langchain/langgraph";
 import { isFinishedStatus, type RecordedRunStatus } from "../../contract.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
 import type { PendingApproval } from "../../middleware/approval-request.js";
+import type { AsyncTask } from "../../middleware/async-task-records.js";
 import { runRecordsSince, type SubagentRun } from "../../middleware/subagent-runs.js";
 import type { GraphStreamChunk } from "../../runs/events.js";
 import type { Fleet } from "../../runs/fleet.js";
@@ -63,6 +64,8 @@ export class ManagedRun {
   error: { error: ErrorCode; message: string } | undefined;
   /** Records of the task calls this run made (filled when it ends, whatever its end). */
   subagentRuns: SubagentRun[] = [];
+  /** The background tasks it started or saw move on, read from its record as it ends. */
+  asyncTasks: AsyncTask[] = [];
   /** Why it ended as it did, from its record (a run paused for approval names what it waits for). */
   statusReason: string | null = null;
   /**
@@ -112,6 +115,7 @@ export class ManagedRun {
       // for approval, which its record says.
       status_reason: this.statusReason,
       subagent_runs: this.subagentRuns,
+      async_tasks: this.asyncTasks,
     };
   }
 
@@ -384,6 +388,7 @@ export class RunRegistry {
     const info = await this.runtime.runInfo(run.options.uid, run.runId).catch(() => undefined);
     if (info) {
       run.subagentRuns = info.subagent_runs;
+      run.asyncTasks = info.async_tasks;
       run.statusReason = info.status_reason;
     }
   }

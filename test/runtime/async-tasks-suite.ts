@@ -215,6 +215,10 @@ export function runAsyncTasksSuite(saver: SaverKindUnderTest): void {
 
     it("cancels a running task, aborting its model call, and refuses a follow-up to it", async () => {
       let aborted = false;
+      let called: () => void = () => {};
+      const modelCalled = new Promise<void>((resolve) => {
+        called = resolve;
+      });
       const { runtime } = await boss(
         [
           { reply: { toolCalls: [start("researcher", "a long survey")] } },
@@ -224,6 +228,7 @@ export function runAsyncTasksSuite(saver: SaverKindUnderTest): void {
           {
             hold: (_call, signal) =>
               new Promise<void>((_resolve, reject) => {
+                called();
                 signal?.addEventListener("abort", () => {
                   aborted = true;
                   reject(new Error("aborted"));
@@ -235,7 +240,8 @@ export function runAsyncTasksSuite(saver: SaverKindUnderTest): void {
       );
       const { threadId } = await runtime.run({ uid: "alice", agent: "boss", input: "go" });
       const [task] = await runtime.asyncTasks.list("alice", threadId);
-      await settled(runtime, threadId, task?.id ?? "", ["running"]);
+      // Cancelled while its model request is under way.
+      await modelCalled;
       const cancelled = await runtime.asyncTasks.cancel("alice", threadId, task?.id ?? "");
       expect(cancelled.status).toBe("cancelled");
       expect(aborted).toBe(true);

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DEMO_GATED_TOOL, DEMO_UID } from "../../agents/demo.js";
+import { DEMO_GATED_TOOL, DEMO_UID, seedDemo } from "../../agents/demo.js";
 import type { ApprovalRequest } from "../../middleware/approval-request.js";
 import { createRuntime } from "../../runtime.js";
 import {
@@ -12,6 +12,7 @@ import {
   startFakeOpenAIServer,
 } from "../support/fake-openai-server.js";
 import { subagentNamespaces } from "../support/subagent-stream.js";
+import { until } from "../support/until.js";
 import { type NewcomerStudio, startNewcomerStudio } from "./newcomer-project.js";
 
 /** The demo agents, told apart by their system prompts (agents/demo.ts). */
@@ -80,15 +81,18 @@ type Interrupted = AgentValues & { __interrupt__?: { id: string; value: Approval
  * Approvals under the official dev server (issue 39 item 9): a newcomer's `langgraphjs dev` on
  * `langgraph.json` with nothing configured (no assistant context, no run context, no config),
  * driven with `@langchain/langgraph-sdk`, the demo agents' model scripted by a fake
- * OpenAI-compatible server. The demo's researcher gates `write_file` (agents/demo.ts).
+ * OpenAI-compatible server. The demo's researcher gates `write_file` (agents/demo.ts). The same
+ * server runs background subagents (issue 41 item 5), to keep one dev server for both.
  */
-describe("Studio approvals with no configuration (langgraphjs dev, the SDK, the demo agents)", {
+describe("Studio approvals and background subagents with no configuration (langgraphjs dev, the SDK, the demo agents)", {
   timeout: 90_000,
 }, () => {
   let fake: FakeOpenAIServer;
   let studio: NewcomerStudio | undefined;
   let client: Client;
   let script: Script = {};
+  /** A test's own answers, tried before `script` (undefined: the script answers). */
+  let respond: ((request: ChatCompletionRequestBody) => FakeReply | undefined) | undefined;
 
   /** The model requests each demo agent made since the test began. */
   const requestsOf = (agent: DemoAgent) =>
@@ -96,6 +100,8 @@ describe("Studio approvals with no configuration (langgraphjs dev, the SDK, the 
 
   beforeAll(async () => {
     fake = await startFakeOpenAIServer((request) => {
+      const own = respond?.(request);
+      if (own) return own;
       const agent = agentOf(request);
       const turn = script[agent];
       if (!turn) throw new Error(`no model turn scripted for ${agent}`);
@@ -111,6 +117,7 @@ describe("Studio approvals with no configuration (langgraphjs dev, the SDK, the 
 
   beforeEach(() => {
     fake.requests.length = 0;
+    respond = undefined;
   });
 
   afterAll(async () => {
@@ -321,6 +328,133 @@ describe("Studio approvals with no configuration (langgraphjs dev, the SDK, the 
     const notes = join(studio?.dataDir ?? "", "threads", thread.thread_id, "outputs", "tides.md");
     await expect(readFile(notes, "utf8")).rejects.toMatchObject({ code: "ENOENT" });
     expect(requestsOf("assistant")).toBe(2);
+    expect(fake.failures).toEqual([]);
+  });
+
+  it("runs background subagents: start_async_task answers at once, the task runs in the dev server's process on the data dir's saver, the next run is told and check_async_task reads the answer", async () => {
+    const dataDir = studio?.dataDir ?? "";
+    // A Studio user configures agents in the data dir the dev server reads: the demo assistant
+    // gets the reviewer as a background subagent, and asks to be notified by a run of its own.
+    const runtime = await createRuntime({ dataDir, env: {} });
+    try {
+      // As the dev server would on its first run (this test may run alone).
+      await seedDemo(runtime, DEMO_UID);
+      const assistant = await runtime.agents.get(DEMO_UID, "assistant");
+      await runtime.agents.update(DEMO_UID, assistant.id, {
+        config_json: {
+          ...assistant.config_json,
+          context: {
+            ...assistant.config_json.context,
+            async_subagents: ["reviewer"],
+            notify_parent: true,
+          },
+        },
+      });
+    } finally {
+      await runtime.close();
+    }
+    script = {
+      reviewer: { ask: { content: "The plan is sound." }, answer: { content: "unused" } },
+    };
+    respond = (request) => {
+      if (agentOf(request) !== "assistant") return undefined;
+      const last = request.messages.at(-1);
+      const text = JSON.stringify(last?.content ?? "");
+      if (last?.role === "tool") {
+        return {
+          content: text.includes("Started background task_id")
+            ? "The reviewer is on it."
+            : "The reviewer says the plan is sound.",
+        };
+      }
+      const notice = /\[Background task ([0-9a-f-]{36}) \(reviewer\) completed\]/.exec(text);
+      if (notice) {
+        return {
+          content: "",
+          toolCalls: [{ name: "check_async_task", arguments: { task_id: notice[1] } }],
+        };
+      }
+      return {
+        content: "",
+        toolCalls: [
+          {
+            name: "start_async_task",
+            arguments: { subagent_type: "reviewer", description: "Review a plan to study tides" },
+          },
+        ],
+      };
+    };
+    type BackgroundValues = AgentValues & {
+      messages: { type: string; name?: string; content: string; id?: string }[];
+      async_tasks: {
+        id: string;
+        status: string;
+        child_thread_id: string;
+        result_preview: string;
+      }[];
+    };
+    const thread = await client.threads.create();
+
+    const started = (await client.runs.wait(thread.thread_id, "agent", {
+      input: { messages: [{ role: "user", content: "Have my plan to study tides reviewed" }] },
+    })) as unknown as BackgroundValues;
+    expect(started.messages.at(-1)).toMatchObject({
+      type: "ai",
+      content: "The reviewer is on it.",
+    });
+    const [task] = started.async_tasks;
+    expect(task?.child_thread_id).toMatch(
+      new RegExp(`^${thread.thread_id}_bg_reviewer_[0-9a-f]{8}$`),
+    );
+    const taskId = task?.id ?? "";
+    // The task ends in the dev server's process, after the run that started it: notify_parent
+    // cannot start a run on the server's thread, so the process says so.
+    const told = `background task ${taskId} completed: notify_parent is not supported`;
+    await until(() => studio?.server.output().includes(told) ?? false, 30_000);
+    expect(await client.runs.list(thread.thread_id)).toHaveLength(1);
+    expect(requestsOf("reviewer")).toBe(1);
+
+    const next = (await client.runs.wait(thread.thread_id, "agent", {
+      input: { messages: [{ role: "user", content: "Any news?" }] },
+    })) as unknown as BackgroundValues;
+    // The next model call saw the notice, after the user's message, with the answer's preview.
+    const assistantCalls = fake.requests.filter((request) => agentOf(request) === "assistant");
+    const toldCall = assistantCalls[2]?.messages ?? [];
+    expect(JSON.stringify(toldCall.at(-2)?.content)).toContain("Any news?");
+    expect(JSON.stringify(toldCall.at(-1)?.content)).toContain(
+      `[Background task ${taskId} (reviewer) completed] The plan is sound.`,
+    );
+    // check_async_task read the whole answer from the task's row.
+    const checked = next.messages.find(
+      (message) => message.type === "tool" && message.name === "check_async_task",
+    );
+    expect(checked?.content).toContain("Answer:\nThe plan is sound.");
+    expect(next.messages.at(-1)).toMatchObject({
+      type: "ai",
+      content: "The reviewer says the plan is sound.",
+    });
+    expect(next.messages.filter((message) => message.name === "background_tasks")).toHaveLength(1);
+    expect(next.async_tasks).toEqual([
+      expect.objectContaining({
+        id: taskId,
+        status: "completed",
+        result_preview: "The plan is sound.",
+      }),
+    ]);
+    expect([requestsOf("assistant"), requestsOf("reviewer")]).toEqual([4, 1]);
+
+    // The child thread is in our saver (the data dir's checkpoints), not the dev server's.
+    const childThread = task?.child_thread_id ?? "";
+    await expect(client.threads.getState(childThread)).rejects.toThrow();
+    const reader = await createRuntime({ dataDir, env: {} });
+    try {
+      const saved = await reader.checkpointer.getTuple({
+        configurable: { thread_id: childThread, checkpoint_ns: "" },
+      });
+      expect(saved?.checkpoint.id).toBeTruthy();
+    } finally {
+      await reader.close();
+    }
     expect(fake.failures).toEqual([]);
   });
 });
