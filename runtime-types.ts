@@ -82,7 +82,9 @@ export interface RuntimeOptions extends AgentPartsOptions {
    * Where checkpoints go: `"sqlite"` (default, `<dataDir>/checkpoints.sqlite`), `"memory"`, or a
    * saver you own (it is not closed by `close()`). `"host"`: graphs are compiled without a
    * saver, for a server that brings its own (the LangGraph dev server); such a runtime only
-   * hands out graphs ({@link Runtime.graph}) and refuses to run them itself.
+   * hands out graphs ({@link Runtime.graph}) and refuses to run them itself, but runs its
+   * agents' background tasks, whose children checkpoint to `<dataDir>/checkpoints.sqlite`
+   * (PostgreSQL with `DATABASE_URL`).
    */
   checkpointer?: "sqlite" | "memory" | "postgres" | "host" | BaseCheckpointSaver;
   /**
