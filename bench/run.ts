@@ -16,6 +16,7 @@ import type { Scenario, ScenarioResult, TargetCheck } from "./lib/scenario.js";
 import { renderTable } from "./lib/table.js";
 import { msSince, nowNs } from "./lib/timing.js";
 import { approvalsScenario } from "./scenarios/approvals.js";
+import { backgroundScenario } from "./scenarios/background.js";
 import { buildScenario } from "./scenarios/build.js";
 import { checkpointScenario } from "./scenarios/checkpoints.js";
 import { dispatchScenario } from "./scenarios/dispatch.js";
@@ -39,6 +40,7 @@ const SCENARIOS: readonly Scenario[] = [
   knowledgeScenario,
   approvalsScenario,
   streamingScenario,
+  backgroundScenario,
 ];
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");

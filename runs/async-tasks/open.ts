@@ -154,7 +154,7 @@ async function notifyByRun(
         }
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
 }

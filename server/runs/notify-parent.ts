@@ -50,7 +50,7 @@ export function serviceNotifier(
           );
           return;
         }
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await new Promise((resolve) => setTimeout(resolve, 250));
       }
     }
   };
