@@ -34,6 +34,7 @@ describe("openSqliteDatabase", () => {
       "0011_run_events",
       "0012_run_queue",
       "0013_run_hand_backs",
+      "0014_async_tasks",
     ]);
   });
 
@@ -91,6 +92,7 @@ describe("openSqliteDatabase", () => {
         "0011_run_events",
         "0012_run_queue",
         "0013_run_hand_backs",
+        "0014_async_tasks",
       ]);
     } finally {
       await second.close();

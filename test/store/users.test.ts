@@ -83,6 +83,7 @@ describe("migration 0003_users_tokens", () => {
         "0011_run_events",
         "0012_run_queue",
         "0013_run_hand_backs",
+        "0014_async_tasks",
       ]);
       // 0004 gives the old thread row the default metadata.
       expect(
