@@ -7,6 +7,7 @@
 
 import { z } from "zod";
 import { ASYNC_TASK_STATUSES } from "../contract.js";
+import { upsertById } from "../util/upsert-by-id.js";
 import type { ApprovalRequest } from "./approval-request.js";
 
 /** An approval request, loosely checked (see `subagent-runs.ts` for why not `z.custom`). */
@@ -50,11 +51,5 @@ export function upsertAsyncTasks(
   current: readonly AsyncTask[],
   updates: readonly AsyncTask[] | undefined,
 ): AsyncTask[] {
-  const merged = [...current];
-  for (const record of updates ?? []) {
-    const index = merged.findIndex((existing) => existing.id === record.id);
-    if (index >= 0) merged[index] = record;
-    else merged.push(record);
-  }
-  return merged;
+  return upsertById(current, updates);
 }

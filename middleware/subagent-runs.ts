@@ -1,6 +1,7 @@
 import { StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import { type ChannelStorage, listValue } from "../checkpoints/channel-storage.js";
+import { upsertById } from "../util/upsert-by-id.js";
 import {
   type ApprovalRequest,
   isApprovalRequest,
@@ -102,13 +103,7 @@ export function upsertSubagentRuns(
   current: readonly SubagentRun[],
   updates: readonly SubagentRun[] | undefined,
 ): SubagentRun[] {
-  const merged = [...current];
-  for (const record of updates ?? []) {
-    const index = merged.findIndex((existing) => existing.id === record.id);
-    if (index >= 0) merged[index] = record;
-    else merged.push(record);
-  }
-  return merged;
+  return upsertById(current, updates);
 }
 
 /**
