@@ -1,6 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ChatOpenAI } from "@langchain/openai";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { withBoundToolsCache } from "./bound-tools-cache.js";
 import { OfflineChatModel } from "./offline.js";
 
 /** Turns a `context.model` spec into a chat model. */
@@ -42,7 +43,8 @@ export function defaultModelSpec(env: NodeJS.ProcessEnv = process.env): string {
  * - any key of `options.models`.
  *
  * The environment is read on every call, so a changed key or URL applies to the next graph built.
- * Instances are cached per (spec, key, URL): a model object is stateless between calls.
+ * Instances are cached per (spec, key, URL): a model object is stateless between calls. An
+ * OpenAI model also keeps the models it bound tools to (`bound-tools-cache.ts`).
  */
 export function createModelFactory(options: ModelFactoryOptions = {}): ModelFactory {
   const cache = new Map<string, BaseChatModel>();
@@ -74,13 +76,15 @@ export function createModelFactory(options: ModelFactoryOptions = {}): ModelFact
       const key = `${spec}\0${apiKey ?? ""}\0${baseURL ?? ""}\0${maxRetries ?? ""}`;
       let model = cache.get(key);
       if (!model) {
-        model = new ChatOpenAI({
-          model: modelName,
-          // Local servers often need no key, but the client insists on one.
-          apiKey: apiKey ?? "not-needed",
-          configuration: baseURL ? { baseURL } : {},
-          ...(maxRetries === undefined ? {} : { maxRetries }),
-        });
+        model = withBoundToolsCache(
+          new ChatOpenAI({
+            model: modelName,
+            // Local servers often need no key, but the client insists on one.
+            apiKey: apiKey ?? "not-needed",
+            configuration: baseURL ? { baseURL } : {},
+            ...(maxRetries === undefined ? {} : { maxRetries }),
+          }),
+        );
         cache.set(key, model);
       }
       return model;

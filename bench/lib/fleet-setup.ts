@@ -57,10 +57,13 @@ export function startFleetModel(latencyMs: number): Promise<FakeOpenAIServer> {
   });
 }
 
-/** A fleet process's environment: the database, the fake model, the lease and the workers. */
-export function fleetEnv(databaseUrl: string, modelUrl: string, leaseMs: number) {
+/**
+ * A fleet process's environment: the database (none: SQLite in the data dir), the fake model,
+ * the lease and the workers.
+ */
+export function fleetEnv(databaseUrl: string | undefined, modelUrl: string, leaseMs: number) {
   return cleanEnv({
-    DATABASE_URL: databaseUrl,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     OPENAI_API_KEY: "sk-bench",
     OPENAI_BASE_URL: modelUrl,
     OPENAI_MAX_RETRIES: "0",
@@ -104,17 +107,21 @@ export async function pickupTimes(database: Database, since: string): Promise<nu
 }
 
 /**
- * Starts a `serve` process of the fleet (`--role`, default all) in a new data folder (added to `dirs`), adds it to
+ * Starts a `serve` process of the fleet (`--role`, default all) in `dataDir` or a new data folder
+ * (added to `dirs`), adds it to
  * `servers` at once (so the caller stops it whatever happens), and resolves once it serves.
  */
 export async function startFleetProcess(
   env: NodeJS.ProcessEnv,
   dirs: string[],
   servers: ServerProcess[],
-  options: { nodeArgs?: readonly string[]; role?: "all" | "api" | "worker" } = {},
+  options: { nodeArgs?: readonly string[]; role?: "all" | "api" | "worker"; dataDir?: string } = {},
 ): Promise<ServerProcess> {
-  const dir = await mkdtemp(join(tmpdir(), "bench-fleet-"));
-  dirs.push(dir);
+  let dir = options.dataDir;
+  if (dir === undefined) {
+    dir = await mkdtemp(join(tmpdir(), "bench-fleet-"));
+    dirs.push(dir);
+  }
   const server = startServerProcess(dir, env, {
     nodeArgs: options.nodeArgs ?? [],
     serveArgs: ["--role", options.role ?? "all"],

@@ -9,6 +9,8 @@ interface ProfileNode {
 }
 /** A V8 CPU profile (`.cpuprofile`), the parts read here. */
 export interface CpuProfile {
+  /** When sampling began, in µs of the system's monotonic clock (`process.hrtime`'s). */
+  startTime: number;
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
@@ -33,18 +35,31 @@ function top(counter: Map<string, number>, total: number, n: number): string[] {
     .map(([key, us]) => `${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}`);
 }
 
+/** The monotonic clock in µs, the clock of a profile's sample times (see {@link CpuProfile}). */
+export function monotonicMicros(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
 /**
  * Self time by package (or our file) and by function, and the time below each of our files, as
- * text.
+ * text; only the samples taken within `window` (µs of {@link monotonicMicros}, e.g. the load
+ * without the start-up and warm-up) when it is given.
  */
-export function summarizeProfile(profile: CpuProfile): string {
+export function summarizeProfile(
+  profile: CpuProfile,
+  window?: { fromUs: number; toUs: number },
+): string {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
   for (const node of profile.nodes)
     for (const child of node.children ?? []) parent.set(child, node.id);
   const self = new Map<number, number>();
+  let at = profile.startTime;
   for (const [i, id] of profile.samples.entries()) {
-    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (window && (at < window.fromUs || at > window.toUs)) continue;
+    self.set(id, (self.get(id) ?? 0) + delta);
   }
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const byPlace = new Map<string, number>();
@@ -60,8 +75,12 @@ export function summarizeProfile(profile: CpuProfile): string {
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
     // Inclusive time of our files: each of our files on the stack once per sample.
     const seen = new Set<string>();
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const frame = byId.get(at);
+    for (
+      let frameId: number | undefined = id;
+      frameId !== undefined;
+      frameId = parent.get(frameId)
+    ) {
+      const frame = byId.get(frameId);
       const file = frame ? place(frame.callFrame.url) : "";
       if (file.startsWith("ours: ") && !seen.has(file)) {
         seen.add(file);
