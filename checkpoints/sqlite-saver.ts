@@ -1,8 +1,6 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   type Checkpoint,
-  type CheckpointMetadata,
-  copyCheckpoint,
   type DeltaChannelHistory,
   type PendingWrite,
   WRITES_IDX_MAP,
@@ -159,11 +157,6 @@ function orderPendingWrites(stockSql: string): string {
 export class DeltaHistorySqliteSaver extends SqliteSaver {
   /** Prepared statements by channel count and whether a checkpoint id was given. */
   private readonly historyStatements = new Map<string, Database.Statement>();
-  /**
-   * `put`'s and `putWrites`' statements, prepared once: the stock saver prepares them on every
-   * call, ~10 µs each, a few dozen times a delegating run.
-   */
-  private readonly writeStatements = new Map<string, Database.Statement>();
 
   /** A saver on the SQLite file (or `:memory:`) at `path`; its tables are created on first use. */
   static override fromConnString(path: string): DeltaHistorySqliteSaver {
@@ -193,48 +186,6 @@ export class DeltaHistorySqliteSaver extends SqliteSaver {
     }
   }
 
-  /** The stock `put`, on a statement prepared once. */
-  override async put(
-    config: RunnableConfig,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-  ): Promise<RunnableConfig> {
-    this.setup();
-    const { thread_id, checkpoint_id: parentId } = config.configurable ?? {};
-    const checkpoint_ns: string = config.configurable?.checkpoint_ns ?? "";
-    if (!thread_id) {
-      throw new SubagentGraphError(
-        ErrorCode.Internal,
-        `DeltaHistorySqliteSaver.put: the config needs configurable.thread_id (got ${String(thread_id)})`,
-      );
-    }
-    const [[type, serializedCheckpoint], [metadataType, serializedMetadata]] = await Promise.all([
-      this.serde.dumpsTyped(copyCheckpoint(checkpoint)),
-      this.serde.dumpsTyped(metadata),
-    ]);
-    if (type !== metadataType) {
-      throw new SubagentGraphError(
-        ErrorCode.Internal,
-        `DeltaHistorySqliteSaver.put: the checkpoint serialized as ${type} but its metadata as ${metadataType}; use one serializer type for both`,
-      );
-    }
-    this.writeStatement(
-      "checkpoint",
-      `INSERT OR REPLACE INTO checkpoints
-        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
-        VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      thread_id,
-      checkpoint_ns,
-      checkpoint.id,
-      parentId,
-      type,
-      serializedCheckpoint,
-      serializedMetadata,
-    );
-    return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
-  }
-
   /**
    * The stock `putWrites` (same keys, same replace-or-ignore rule: special writes such as
    * errors and interrupts replace, others keep the first) that also stores `taskPath`, the sort
@@ -254,12 +205,9 @@ export class DeltaHistorySqliteSaver extends SqliteSaver {
         `DeltaHistorySqliteSaver.putWrites: the config needs configurable.thread_id and configurable.checkpoint_id (got thread_id ${String(thread_id)}, checkpoint_id ${String(checkpoint_id)})`,
       );
     }
-    const conflict = writes.every(([channel]) => channel in WRITES_IDX_MAP)
-      ? "OR REPLACE"
-      : "OR IGNORE";
-    const statement = this.writeStatement(
-      conflict,
-      `INSERT ${conflict} INTO writes
+    const allSpecial = writes.every(([channel]) => channel in WRITES_IDX_MAP);
+    const statement = this.db.prepare(
+      `INSERT ${allSpecial ? "OR REPLACE" : "OR IGNORE"} INTO writes
         (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -305,15 +253,6 @@ export class DeltaHistorySqliteSaver extends SqliteSaver {
       return super.getDeltaChannelHistory(options);
     }
     return this.assemble(rows, channels, requested);
-  }
-
-  private writeStatement(key: string, sql: string): Database.Statement {
-    let statement = this.writeStatements.get(key);
-    if (statement === undefined) {
-      statement = this.db.prepare(sql);
-      this.writeStatements.set(key, statement);
-    }
-    return statement;
   }
 
   private historyStatement(channelCount: number, byId: boolean): Database.Statement {
