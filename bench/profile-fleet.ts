@@ -4,9 +4,10 @@
  * PostgreSQL database (with `--sqlite`: SQLite in its data dir, the embedded default) under the
  * V8 profiler (`node --cpu-prof`), warms it up, runs `clients` clients (default 32)
  * of `conversations` 3-turn conversations each (default 2) against it, stops it with SIGINT (the
- * profile is written as it exits) and prints the self time by package and by function, plus the
- * time below each of our own files. The raw profile goes to `bench/results/` for Chrome's or
- * VS Code's profile viewer.
+ * profile is written as it exits) and prints, for the load alone, the self time by package, by
+ * function and by phase of a run (`lib/profile-phases.ts`), plus the time below each of our own
+ * files. `PROFILE_NODE_ARGS` adds arguments to the server's node (e.g. a V8 flag to try). The
+ * raw profile goes to `bench/results/` for Chrome's or VS Code's profile viewer.
  */
 import { readdirSync, readFileSync, renameSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -24,6 +25,7 @@ import {
 } from "./lib/fleet-setup.js";
 import { ClientProcess } from "./lib/load-client-process.js";
 import { freshPostgresDatabase, stopPostgres } from "./lib/postgres.js";
+import { phaseLines } from "./lib/profile-phases.js";
 import { type CpuProfile, monotonicMicros, summarizeProfile } from "./lib/profile-summary.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -89,12 +91,14 @@ async function main(): Promise<void> {
     renameSync(join(profileDir, written), out);
     const profile = JSON.parse(readFileSync(out, "utf8")) as CpuProfile;
     console.log(
-      `one fleet process, ${clientCount} clients: ${report.runs} runs at ${(report.runs / (report.wallMs / 1000)).toFixed(1)} runs/s, p50 ${report.p50Ms.toFixed(0)} ms; the process's CPU (user + system) ${(cpuMs / report.runs).toFixed(1)} ms a run`,
+      `one fleet process, ${clientCount} clients: ${report.runs} runs at ${(report.runs / (report.wallMs / 1000)).toFixed(1)} runs/s, p50 ${report.p50Ms.toFixed(0)} ms, p99 ${report.p99Ms.toFixed(0)} ms; the process's CPU (user + system) ${(cpuMs / report.runs).toFixed(1)} ms a run`,
     );
     console.log(
       "(samples of the load only, start-up and warm-up left out, by wall clock: a thread the kernel took off the CPU counts where it stopped)",
     );
     console.log(summarizeProfile(profile, { fromUs, toUs }));
+    console.log("\nself time by phase of a run (lib/profile-phases.ts):");
+    for (const line of phaseLines(profile, { fromUs, toUs })) console.log(line);
     console.log(`\nwrote ${out} (the load: ${fromUs}–${toUs} µs of the profile's clock)`);
   } finally {
     clients.stop();

@@ -16,6 +16,7 @@ import type { RunJson } from "../protocol/run-json.js";
 import { serializeSnapshot, serializeValue } from "../protocol/serialize.js";
 import type { RunStreamEvent } from "../protocol/sse.js";
 import { translateForWire, WIRE_STREAM_MODES, type WireStreamMode } from "../protocol/translate.js";
+import { RunAdmission } from "./run-admission.js";
 
 /** A run's status, as the LangGraph API names them (never `timeout` here). */
 export type RunStatus = RecordedRunStatus;
@@ -181,7 +182,11 @@ export class RunRegistry {
   /** Queued runs this process's worker runs (streamed from the shared log, not from here). */
   private readonly executing = new Set<ManagedRun>();
 
-  constructor(private readonly runtime: Runtime) {}
+  constructor(
+    private readonly runtime: Runtime,
+    /** Admits this process's own runs to the event loop in arrival order (`run-admission.ts`). */
+    private readonly admission: RunAdmission = new RunAdmission(),
+  ) {}
 
   /**
    * Starts a run and resolves once it has really started (so a busy thread, an unknown agent or
@@ -337,7 +342,15 @@ export class RunRegistry {
     const { threadId, uid } = run.options;
     let lastValues: object | undefined;
     let interrupts: readonly PendingApproval[] = [];
+    // A queued run (`log only`) was admitted by taking one of its worker's slots.
+    let leave: (() => void) | undefined;
     try {
+      if (result === "kept") {
+        leave = await this.admission.enter(run.controller.signal, () => {
+          run.status = "pending";
+        });
+        run.status = "running";
+      }
       for await (const item of items) {
         if (item.kind === "chunk") {
           lastValues = rootState(item.chunk) ?? lastValues;
@@ -377,6 +390,8 @@ export class RunRegistry {
       }
       if (!cancelled) run.emit("error", run.error);
       run.end(cancelled ? "interrupted" : "error");
+    } finally {
+      leave?.();
     }
   }
 
