@@ -12,13 +12,14 @@ import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stopPostgres } from "./lib/postgres.js";
-import type { Scenario, ScenarioResult, TargetCheck } from "./lib/scenario.js";
+import type { BenchOptions, Scenario, ScenarioResult, TargetCheck } from "./lib/scenario.js";
 import { renderTable } from "./lib/table.js";
 import { msSince, nowNs } from "./lib/timing.js";
 import { approvalsScenario } from "./scenarios/approvals.js";
 import { backgroundScenario } from "./scenarios/background.js";
 import { buildScenario } from "./scenarios/build.js";
 import { checkpointScenario } from "./scenarios/checkpoints.js";
+import { cpuScenario } from "./scenarios/cpu.js";
 import { dispatchScenario } from "./scenarios/dispatch.js";
 import { fleetScenario } from "./scenarios/fleet.js";
 import { knowledgeScenario } from "./scenarios/knowledge.js";
@@ -41,6 +42,7 @@ const SCENARIOS: readonly Scenario[] = [
   approvalsScenario,
   streamingScenario,
   backgroundScenario,
+  cpuScenario,
 ];
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -63,6 +65,10 @@ const PACKAGES = [
 
 interface Args {
   quick: boolean;
+  /** `--saver sqlite|postgres`: our server's store where a scenario runs `serve` (cpu). */
+  saver: BenchOptions["saver"];
+  /** `--fleet <n>`: our `serve` processes on one PostgreSQL database (cpu; needs postgres). */
+  fleet: number;
   /** Exit non-zero when a target is missed. */
   check: boolean;
   only: Set<string> | undefined;
@@ -78,11 +84,28 @@ type ScenarioMessage =
 const SCENARIO_FLAG = "--scenario-process";
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { quick: false, check: false, only: undefined, scenario: undefined };
+  const args: Args = {
+    quick: false,
+    saver: "sqlite",
+    fleet: 1,
+    check: false,
+    only: undefined,
+    scenario: undefined,
+  };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     if (arg === "--quick") args.quick = true;
-    else if (arg === "--check") args.check = true;
+    else if (arg === "--saver") {
+      const saver = argv[++i];
+      if (saver !== "sqlite" && saver !== "postgres") {
+        usage(`--saver: "${saver ?? ""}" is not sqlite or postgres`);
+      }
+      args.saver = saver;
+    } else if (arg === "--fleet") {
+      const value = argv[++i] ?? "";
+      args.fleet = Number(value);
+      if (!/^\d+$/.test(value) || args.fleet < 1) usage(`--fleet: "${value}" is not a count ≥ 1`);
+    } else if (arg === "--check") args.check = true;
     else if (arg === SCENARIO_FLAG) args.scenario = argv[++i];
     else if (arg === "--only" || arg?.startsWith("--only=")) {
       const value = arg === "--only" ? argv[++i] : arg.slice("--only=".length);
@@ -101,7 +124,7 @@ function parseArgs(argv: string[]): Args {
 function usage(error?: string): never {
   if (error) console.error(`bench: ${error}`);
   console.error(
-    `usage: npm run bench -- [--quick] [--check] [--only ${SCENARIOS.map((s) => s.name).join("|")}[,…]]`,
+    `usage: npm run bench -- [--quick] [--check] [--saver sqlite|postgres] [--fleet <n>] [--only ${SCENARIOS.map((s) => s.name).join("|")}[,…]]`,
   );
   process.exit(error ? 2 : 0);
 }
@@ -139,7 +162,7 @@ function renderTargets(checks: TargetCheck[]): string {
 }
 
 /** In a scenario process: runs one scenario and sends its result to the parent. */
-async function scenarioProcess(name: string, quick: boolean): Promise<void> {
+async function scenarioProcess(name: string, options: BenchOptions): Promise<void> {
   // LangGraph's tools node adds one abort listener per parallel tool call to the run's signal
   // (ours and Deep Agents' alike); with K = 16 Node would warn about a possible leak.
   setMaxListeners(64);
@@ -148,7 +171,7 @@ async function scenarioProcess(name: string, quick: boolean): Promise<void> {
   try {
     if (!scenario) throw new Error(`no scenario ${name}`);
     const start = nowNs();
-    const result = await scenario.run({ quick });
+    const result = await scenario.run(options);
     message = { ok: true, result, seconds: msSince(start) / 1000 };
   } catch (error) {
     message = {
@@ -164,11 +187,16 @@ async function scenarioProcess(name: string, quick: boolean): Promise<void> {
 }
 
 /** Runs a scenario in a fresh process (same node flags) and waits for its result. */
-function runInProcess(name: string, quick: boolean): Promise<ScenarioMessage> {
+function runInProcess(name: string, options: BenchOptions): Promise<ScenarioMessage> {
   return new Promise((resolve) => {
     const child = fork(
       fileURLToPath(import.meta.url),
-      [SCENARIO_FLAG, name, ...(quick ? ["--quick"] : [])],
+      [
+        SCENARIO_FLAG,
+        name,
+        ...(options.quick ? ["--quick"] : []),
+        ...["--saver", options.saver, "--fleet", String(options.fleet)],
+      ],
       { stdio: ["ignore", "inherit", "inherit", "ipc"] },
     );
     let message: ScenarioMessage | undefined;
@@ -188,14 +216,19 @@ function runInProcess(name: string, quick: boolean): Promise<ScenarioMessage> {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  // A fleet shares one queue on PostgreSQL: SQLite's store is one process's.
+  if (args.fleet > 1 && args.saver !== "postgres") usage("--fleet needs --saver postgres");
+  const options: BenchOptions = { quick: args.quick, saver: args.saver, fleet: args.fleet };
   if (args.scenario !== undefined) {
-    await scenarioProcess(args.scenario, args.quick);
+    await scenarioProcess(args.scenario, options);
     return;
   }
   const selected = SCENARIOS.filter((scenario) => !args.only || args.only.has(scenario.name));
   const meta = {
     date: new Date().toISOString(),
     mode: args.quick ? "quick" : "full",
+    saver: args.saver,
+    fleet: args.fleet,
     machine: machine(),
     packages: Object.fromEntries(PACKAGES.map((name) => [name, packageVersion(name)])),
   };
@@ -213,7 +246,7 @@ async function main(): Promise<void> {
   let failed = false;
   for (const scenario of selected) {
     console.log(`\n## ${scenario.title}\n`);
-    const message = await runInProcess(scenario.name, args.quick);
+    const message = await runInProcess(scenario.name, options);
     if (!message.ok) {
       failed = true;
       console.error(`scenario ${scenario.name} failed: ${message.error}`);

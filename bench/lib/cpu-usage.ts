@@ -90,7 +90,7 @@ function machineTicks(): { busy: number; total: number } {
 }
 
 /** User + system ticks of `pid`, or undefined when it is gone. */
-function processTicks(pid: number): number | undefined {
+export function processTicks(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // Fields after the command name (which may hold spaces, inside parentheses): state is the

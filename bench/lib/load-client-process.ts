@@ -2,31 +2,33 @@ import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { LoadCommand, LoadReport } from "./load-client.js";
 
-/** The client script, forked with tsx. */
+/** The fetch-based client script (`load-client.ts`), forked with tsx. */
 const CLIENT_SCRIPT = fileURLToPath(new URL("./load-client.ts", import.meta.url));
 
 /**
- * The load clients in a process of their own (`load-client.ts`), so that a server's CPU time
- * and memory are the service's alone: one level at a time.
+ * The load clients in a process of their own, so that a server's CPU time and memory are the
+ * service's alone: one level at a time. `script` is the client module (default `load-client.ts`,
+ * raw `fetch`; `cpu-client.ts` drives the official SDK): it answers each `Command` message with
+ * one `Report` message and exits when its parent disconnects.
  */
-export class ClientProcess {
+export class ClientProcess<Command extends object = LoadCommand, Report = LoadReport> {
   private readonly child: ChildProcess;
 
-  constructor() {
-    this.child = fork(CLIENT_SCRIPT, [], {
+  constructor(script: string = CLIENT_SCRIPT) {
+    this.child = fork(script, [], {
       execArgv: ["--import", "tsx"],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
   }
 
-  send(command: LoadCommand): Promise<LoadReport> {
+  send(command: Command): Promise<Report> {
     return new Promise((resolve, reject) => {
       const onExit = (code: number | null) =>
         reject(new Error(`the load client process exited (${code}) mid-level`));
       this.child.once("exit", onExit);
       this.child.once("message", (report) => {
         this.child.off("exit", onExit);
-        resolve(report as LoadReport);
+        resolve(report as Report);
       });
       this.child.send(command);
     });

@@ -4,6 +4,10 @@ import type { Table } from "./table.js";
 export interface BenchOptions {
   /** Fewer iterations and sizes: the whole bench in under two minutes. */
   quick: boolean;
+  /** Our server's store and saver where a scenario runs `serve` (`--saver`; default sqlite). */
+  saver: "sqlite" | "postgres";
+  /** Our `serve` processes on one PostgreSQL database (`--fleet`; default 1). */
+  fleet: number;
 }
 
 /** One of the issue's targets, judged on this run's numbers. */

@@ -44,19 +44,38 @@ export interface StreamServers {
 }
 
 /** The model's environment, as a user sets it for a local OpenAI-compatible server. */
-function modelEnv(modelUrl: string): Record<string, string> {
+export function modelEnv(modelUrl: string): Record<string, string> {
   return { OPENAI_API_KEY: "sk-bench", OPENAI_BASE_URL: modelUrl, OPENAI_MAX_RETRIES: "0" };
 }
 
-/** The bench user with `boss` (default, may call `worker`) and `worker`; its token. */
-async function seed(dataDir: string, modelUrl: string): Promise<string> {
-  const runtime = await createRuntime({ dataDir, env: modelEnv(modelUrl), warn: () => {} });
+/** What {@link seedAgents} writes, and where. */
+export interface SeedOptions {
+  /** The subagents `boss` may call, each a record on `child-model` (default `worker`). */
+  subagents?: readonly string[];
+  /** More of the runtime's environment (e.g. `DATABASE_URL`: the agents go to that database). */
+  env?: Record<string, string>;
+}
+
+/** The bench user with `boss` (default, may call the `subagents`) and those; its token. */
+export async function seedAgents(
+  dataDir: string,
+  modelUrl: string,
+  options: SeedOptions = {},
+): Promise<string> {
+  const subagents = options.subagents ?? [STREAM_CHILD];
+  const runtime = await createRuntime({
+    dataDir,
+    env: { ...modelEnv(modelUrl), ...options.env },
+    warn: () => {},
+  });
   try {
     await runtime.users.add(UID);
     const { token } = await runtime.users.issueToken(UID);
-    await runtime.agents.create(UID, subagentPayload(STREAM_CHILD, "openai:child-model"));
+    for (const slug of subagents) {
+      await runtime.agents.create(UID, subagentPayload(slug, "openai:child-model"));
+    }
     await runtime.agents.create(UID, {
-      ...mainAgentPayload(MAIN_SLUG, "openai:main-model", [STREAM_CHILD]),
+      ...mainAgentPayload(MAIN_SLUG, "openai:main-model", [...subagents]),
       is_default: true,
     });
     return token;
@@ -65,28 +84,42 @@ async function seed(dataDir: string, modelUrl: string): Promise<string> {
   }
 }
 
-/** Starts both servers; `stop()` ends them and removes their folders (also after a failed start). */
-export async function startStreamServers(modelUrl: string): Promise<StreamServers> {
-  const dirs: string[] = [];
-  let ourProcess: ServerProcess | undefined;
+/** Resolves with `serve`'s URL once it says where it serves; throws with its output if it never does. */
+export async function servingUrl(server: ServerProcess, timeoutMs = 60_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  while (server.base() === "" && server.child.exitCode === null && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const url = server.base();
+  if (url === "") throw new Error(`serve did not start:\n${server.output()}`);
+  return url;
+}
+
+/** The official dev server as {@link startDevServer} starts it. */
+export interface StartedDevServer {
+  target: StreamTarget;
+  server: DevServer;
+  /** Stops it and removes its project folder. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `langgraphjs dev` on our `langgraph.json` in a temporary project linking the
+ * repository, its graph reading the agents seeded in `devData`, and creates the bench
+ * assistant. `jobs`: its `--n-jobs-per-worker` (runs it runs at once; its default is 10).
+ */
+export async function startDevServer(
+  modelUrl: string,
+  devData: string,
+  options: { jobs?: number } = {},
+): Promise<StartedDevServer> {
+  const project = await mkdtemp(join(tmpdir(), "bench-stream-project-"));
   let devServer: DevServer | undefined;
   const stop = async () => {
-    if (ourProcess && ourProcess.child.exitCode === null) {
-      ourProcess.child.kill("SIGTERM");
-      await ourProcess.exited;
-    }
     await devServer?.stop();
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true, maxRetries: 10 });
+    await rm(project, { recursive: true, force: true, maxRetries: 10 });
   };
   try {
-    const ourData = await mkdtemp(join(tmpdir(), "bench-stream-ours-"));
-    const devData = await mkdtemp(join(tmpdir(), "bench-stream-dev-"));
-    const project = await mkdtemp(join(tmpdir(), "bench-stream-project-"));
-    dirs.push(ourData, devData, project);
-    const token = await seed(ourData, modelUrl);
-    await seed(devData, modelUrl);
-
-    ourProcess = startServerProcess(ourData, cleanEnv(modelEnv(modelUrl)));
     for (const entry of await readdir(ROOT)) {
       if (entry.startsWith(".") || entry === "data" || entry === "langgraph.json") continue;
       await symlink(join(ROOT, entry), join(project, entry));
@@ -102,6 +135,7 @@ export async function startStreamServers(modelUrl: string): Promise<StreamServer
         String(port),
         "--no-browser",
         "--no-reload",
+        ...(options.jobs === undefined ? [] : ["--n-jobs-per-worker", String(options.jobs)]),
       ],
       cwd: project,
       env: bareEnv({
@@ -111,14 +145,6 @@ export async function startStreamServers(modelUrl: string): Promise<StreamServer
       }),
       startTimeoutMs: 120_000,
     });
-
-    const deadline = Date.now() + 60_000;
-    while (ourProcess.base() === "" && ourProcess.child.exitCode === null) {
-      if (Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    const ourUrl = ourProcess.base();
-    if (ourUrl === "") throw new Error(`serve did not start:\n${ourProcess.output()}`);
     await devServer.ready();
     const devClient = new Client({ apiUrl: devServer.url, apiKey: null });
     const assistant = await devClient.assistants.create({
@@ -127,6 +153,46 @@ export async function startStreamServers(modelUrl: string): Promise<StreamServer
       name: "bench",
     });
     return {
+      target: {
+        name: "dev",
+        url: devServer.url,
+        client: devClient,
+        assistantId: assistant.assistant_id,
+        token: undefined,
+      },
+      server: devServer,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Starts both servers; `stop()` ends them and removes their folders (also after a failed start). */
+export async function startStreamServers(modelUrl: string): Promise<StreamServers> {
+  const dirs: string[] = [];
+  let ourProcess: ServerProcess | undefined;
+  let dev: StartedDevServer | undefined;
+  const stop = async () => {
+    if (ourProcess && ourProcess.child.exitCode === null) {
+      ourProcess.child.kill("SIGTERM");
+      await ourProcess.exited;
+    }
+    await dev?.stop();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true, maxRetries: 10 });
+  };
+  try {
+    const ourData = await mkdtemp(join(tmpdir(), "bench-stream-ours-"));
+    const devData = await mkdtemp(join(tmpdir(), "bench-stream-dev-"));
+    dirs.push(ourData, devData);
+    const token = await seedAgents(ourData, modelUrl);
+    await seedAgents(devData, modelUrl);
+
+    ourProcess = startServerProcess(ourData, cleanEnv(modelEnv(modelUrl)));
+    dev = await startDevServer(modelUrl, devData);
+    const ourUrl = await servingUrl(ourProcess);
+    return {
       ours: {
         name: "ours",
         url: ourUrl,
@@ -134,13 +200,7 @@ export async function startStreamServers(modelUrl: string): Promise<StreamServer
         assistantId: MAIN_SLUG,
         token,
       },
-      dev: {
-        name: "dev",
-        url: devServer.url,
-        client: devClient,
-        assistantId: assistant.assistant_id,
-        token: undefined,
-      },
+      dev: dev.target,
       stop,
     };
   } catch (error) {

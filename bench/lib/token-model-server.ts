@@ -6,10 +6,12 @@
  * underneath, exactly as they would reach api.openai.com.
  *
  * The script, by the request's model and its last message:
- * - `child-model` (the subagent): a text answer of `tokens` tokens;
- * - `main-model` after a tool result: a text answer of `tokens` tokens;
- * - `main-model` on a user message containing {@link DELEGATE}: one `task` call to the
- *   subagent {@link STREAM_CHILD}; otherwise a text answer of `tokens` tokens.
+ * - `child-model` (a subagent): a text answer of `tokens` tokens, its words labelled with the
+ *   subagent's slug (see {@link answerText});
+ * - `main-model` after a tool result: a text answer of `tokens` tokens (label `tok`);
+ * - `main-model` on a user message containing {@link DELEGATE}: one `task` call to each of the
+ *   `subagents` (default {@link STREAM_CHILD}), all in one AI message, so they run in parallel;
+ *   otherwise a text answer of `tokens` tokens.
  * `tokens=<n>` in the first user message (what the main agent or the subagent was asked) makes
  * the text answers `n` tokens long instead.
  * Every call waits `latencyMs` before its first chunk (the time to first token of a hosted
@@ -33,6 +35,8 @@ export interface TokenModelOptions {
   latencyMs: number;
   /** Tokens in every text answer. */
   tokens: number;
+  /** The subagents a delegating turn calls, one `task` call each (default {@link STREAM_CHILD}). */
+  subagents?: readonly string[];
 }
 
 export interface TokenModelServer {
@@ -50,21 +54,42 @@ interface ChatRequest {
   messages?: { role?: string; content?: unknown }[];
 }
 
-type Reply = { text: string } | { task: { description: string; subagent_type: string } };
+interface TaskArgs {
+  description: string;
+  subagent_type: string;
+}
+type Reply = { text: string } | { tasks: TaskArgs[] };
 
-function reply(request: ChatRequest, defaultTokens: number): Reply {
+/** The label of the main agent's final answer (see {@link answerText}). */
+export const MAIN_LABEL = "tok";
+
+/**
+ * A text answer of `tokens` words, `label label1 label2 …` (each word one streamed token), as the
+ * model writes it: what a client checks a run's final message, or a subagent's result, against.
+ */
+export function answerText(label: string, tokens: number): string {
+  return Array.from({ length: tokens }, (_, i) => `${label}${i === 0 ? "" : i} `).join("");
+}
+
+function reply(request: ChatRequest, options: TokenModelOptions): Reply {
   const messages = request.messages ?? [];
   const last = messages.at(-1);
-  const asked = messages.find((message) => message.role === "user")?.content;
-  const tokens = Number(TOKENS_PATTERN.exec(String(asked))?.[1] ?? defaultTokens);
-  const words = (label: string) =>
-    Array.from({ length: tokens }, (_, i) => `${label}${i === 0 ? "" : i} `).join("");
-  if (request.model === "child-model") return { text: words("child") };
+  const asked = String(messages.find((message) => message.role === "user")?.content);
+  const tokens = Number(TOKENS_PATTERN.exec(asked)?.[1] ?? options.tokens);
+  // A subagent is asked `<slug>: …` (below), so each child's answer names who wrote it.
+  if (request.model === "child-model") {
+    return { text: answerText(/^(\w+):/.exec(asked)?.[1] ?? "child", tokens) };
+  }
   if (last?.role === "user" && String(last.content).includes(DELEGATE)) {
     const length = TOKENS_PATTERN.exec(String(last.content))?.[0] ?? "";
-    return { task: { description: `answer at length ${length}`, subagent_type: STREAM_CHILD } };
+    return {
+      tasks: (options.subagents ?? [STREAM_CHILD]).map((slug) => ({
+        description: `${slug}: answer at length ${length}`,
+        subagent_type: slug,
+      })),
+    };
   }
-  return { text: words("tok") };
+  return { text: answerText(MAIN_LABEL, tokens) };
 }
 
 async function readJson(req: IncomingMessage): Promise<ChatRequest> {
@@ -88,7 +113,7 @@ export async function startTokenModel(options: TokenModelOptions): Promise<Token
     void (async () => {
       const request = await readJson(req);
       served += 1;
-      const answer = reply(request, options.tokens);
+      const answer = reply(request, options);
       const id = `chatcmpl-bench-${++callCounter}`;
       const base = { id, object: "chat.completion.chunk", created: 0, model: request.model };
       const usage = { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 };
@@ -102,7 +127,11 @@ export async function startTokenModel(options: TokenModelOptions): Promise<Token
         const message =
           "text" in answer
             ? { role: "assistant", content: answer.text }
-            : { role: "assistant", content: null, tool_calls: [toolCall(id, answer.task)] };
+            : {
+                role: "assistant",
+                content: null,
+                tool_calls: answer.tasks.map((task, i) => toolCall(id, i, task)),
+              };
         res.writeHead(200, { "content-type": "application/json" });
         res.end(
           JSON.stringify({
@@ -127,23 +156,25 @@ export async function startTokenModel(options: TokenModelOptions): Promise<Token
         for (const word of answer.text.match(/\S+ /g) ?? []) await send(chunk({ content: word }));
         await send(chunk({}, "stop"));
       } else {
-        const call = toolCall(id, answer.task);
         await send(chunk({ role: "assistant", content: null }));
-        await send(
-          chunk({
-            tool_calls: [
-              {
-                index: 0,
-                id: call.id,
-                type: "function",
-                function: { name: call.function.name, arguments: "" },
-              },
-            ],
-          }),
-        );
-        await send(
-          chunk({ tool_calls: [{ index: 0, function: { arguments: call.function.arguments } }] }),
-        );
+        for (const [index, task] of answer.tasks.entries()) {
+          const call = toolCall(id, index, task);
+          await send(
+            chunk({
+              tool_calls: [
+                {
+                  index,
+                  id: call.id,
+                  type: "function",
+                  function: { name: call.function.name, arguments: "" },
+                },
+              ],
+            }),
+          );
+          await send(
+            chunk({ tool_calls: [{ index, function: { arguments: call.function.arguments } }] }),
+          );
+        }
         await send(chunk({}, "tool_calls"));
       }
       if (request.stream_options?.include_usage) await send({ ...base, choices: [], usage });
@@ -166,9 +197,10 @@ export async function startTokenModel(options: TokenModelOptions): Promise<Token
   };
 }
 
-function toolCall(id: string, args: { description: string; subagent_type: string }) {
+function toolCall(id: string, index: number, args: TaskArgs) {
   return {
-    id: `call_${id}`,
+    // The first call keeps the id it had when a turn made one call only.
+    id: index === 0 ? `call_${id}` : `call_${id}_${index}`,
     type: "function",
     function: { name: TASK_TOOL_NAME, arguments: JSON.stringify(args) },
   };
