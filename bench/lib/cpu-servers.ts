@@ -63,6 +63,8 @@ export async function startOurs(
   modelUrl: string,
   saver: SaverChoice,
   processes: number,
+  /** Arguments to each process's node (e.g. `--cpu-prof`, for `profile-cpu.ts`). */
+  nodeArgs: readonly string[] = [],
 ): Promise<CpuServer> {
   const dirs: string[] = [];
   const servers: ServerProcess[] = [];
@@ -90,7 +92,7 @@ export async function startOurs(
     for (let i = 0; i < processes; i += 1) {
       // The first process serves from the seeded folder (SQLite's store is there); the others
       // get folders of their own, as a fleet's machines have.
-      await startFleetProcess(env, dirs, servers, i === 0 ? { dataDir } : {});
+      await startFleetProcess(env, dirs, servers, i === 0 ? { dataDir, nodeArgs } : { nodeArgs });
     }
     const roots = servers.map((server) => server.child.pid ?? -1);
     return {

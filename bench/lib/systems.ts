@@ -25,6 +25,12 @@ import { CHILD_NAME, CHILD_PROMPT, MAIN_PROMPT } from "./scripts.js";
 export type SaverName = "memory" | "sqlite" | "postgres";
 export const SAVERS: readonly SaverName[] = ["memory", "sqlite", "postgres"];
 
+/** The savers a comma-separated variable names, in the bench's order; undefined when unset. */
+export function namedSavers(names: string | undefined): SaverName[] | undefined {
+  const named = names?.split(",").map((name) => name.trim());
+  return named && SAVERS.filter((saver) => named.includes(saver));
+}
+
 /** The bench user and agents. */
 export const UID = "bench";
 export const MAIN_SLUG = "boss";

@@ -6,7 +6,7 @@ import {
 import type { Footprint } from "../lib/footprint.js";
 import type { Scenario, TargetCheck } from "../lib/scenario.js";
 import { median, percentile, quadraticFit } from "../lib/stats.js";
-import { SAVERS, type SaverName } from "../lib/systems.js";
+import { namedSavers, SAVERS, type SaverName } from "../lib/systems.js";
 import { bytes, fmt, int, ratio, type Table } from "../lib/table.js";
 
 /** The three systems of the comparison, by conversation key. */
@@ -34,12 +34,6 @@ function plan(quick: boolean): {
   const savers = namedSavers(process.env.BENCH_CHECKPOINTS_SAVERS) ?? SAVERS;
   const longSavers = namedSavers(process.env.BENCH_CHECKPOINTS_LONG) ?? savers;
   return { savers, short: quick ? 20 : 50, long, longSavers };
-}
-
-/** The savers a comma-separated variable names, in the bench's order; undefined when unset. */
-function namedSavers(names: string | undefined): SaverName[] | undefined {
-  const named = names?.split(",").map((name) => name.trim());
-  return named && SAVERS.filter((saver) => named.includes(saver));
 }
 
 /** What one conversation shows at one read point (after `turns` turns). */

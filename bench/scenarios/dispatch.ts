@@ -7,6 +7,7 @@ import {
   bareChild,
   deepAgent,
   floor,
+  namedSavers,
   type OurSystem,
   openOurs,
   SAVERS,
@@ -61,7 +62,8 @@ export const dispatchScenario: Scenario = {
     // it moving by more than ours and Deep Agents' differ (bench/README.md), so 12.
     const repeat = quick ? { warmup: 1, iterations: 3 } : { warmup: 2, iterations: 12 };
     const results: SaverResult[] = [];
-    for (const saver of SAVERS) {
+    // `BENCH_DISPATCH_SAVERS=sqlite` runs some savers only (default all).
+    for (const saver of namedSavers(process.env.BENCH_DISPATCH_SAVERS) ?? SAVERS) {
       const main = new BenchModel("main", mainReply);
       const child = new BenchModel("child", childReply);
       const ours = await openOurs({

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 
 /** How {@link RunAdmission} decides (see its comment). */
 export interface RunAdmissionOptions {
-  /** Runs always admitted at once, however busy the loop (default 6). */
+  /** Runs always admitted at once, however busy the loop (default 4). */
   floor?: number;
   /** Most runs running at once (default 256). */
   ceiling?: number;
@@ -37,7 +37,7 @@ export class RunAdmission {
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: RunAdmissionOptions = {}) {
-    this.#floor = options.floor ?? 6;
+    this.#floor = options.floor ?? 4;
     this.#ceiling = Math.max(this.#floor, options.ceiling ?? 256);
     this.#busyAbove = options.busyAbove ?? 0.9;
     this.#sampleMs = options.sampleMs ?? 50;
