@@ -28,6 +28,7 @@ import { threadRoutes } from "./routes/threads.js";
 import { unsupportedRoutes } from "./routes/unsupported.js";
 import { serviceNotifier } from "./runs/notify-parent.js";
 import { QueueWorker } from "./runs/queue-worker.js";
+import { RunAdmission, type RunAdmissionOptions } from "./runs/run-admission.js";
 import { RunRegistry } from "./runs/run-registry.js";
 import { RunService } from "./runs/run-service.js";
 import { registerThreadScope } from "./thread-scope.js";
@@ -55,6 +56,11 @@ export interface ServerOptions {
   role?: ServerRole;
   /** Queued runs this process's worker runs at once (fleet only). Default 10. */
   workers?: number;
+  /**
+   * How this process admits the runs it starts itself to its event loop, in arrival order
+   * (`server/runs/run-admission.ts`). Default: 4 at once, more while the loop has time to spare.
+   */
+  admission?: RunAdmissionOptions;
 }
 
 /** The HTTP server and what it owns besides the runtime. */
@@ -138,7 +144,7 @@ export async function createServer(
   registerThreadScope(app, runtime);
   if (consoleDir) await registerConsole(app, consoleDir);
 
-  const runs = new RunRegistry(runtime);
+  const runs = new RunRegistry(runtime, new RunAdmission(options.admission));
   const role = checkServerRole(options.role ?? "all", runtime.fleet !== undefined);
   const worker =
     runtime.fleet && role !== "api"

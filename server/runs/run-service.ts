@@ -186,7 +186,7 @@ export class RunService {
 
   /** A run's record as the API shows it, whichever process runs or ran it. */
   async get(uid: string, threadId: string, runId: string): Promise<RunJson> {
-    return runJson(await this.stored(uid, { thread_id: threadId, run_id: runId }));
+    return runJson(this.admitted(await this.stored(uid, { thread_id: threadId, run_id: runId })));
   }
 
   /** The runs of a thread, newest first, from the shared store. */
@@ -203,7 +203,18 @@ export class RunService {
       offset: query.offset,
       ...(query.status ? { status: query.status } : {}),
     });
-    return infos.map(runJson);
+    return infos.map((info) => runJson(this.admitted(info)));
+  }
+
+  /**
+   * `info` as a client should read it: a run this process started that still waits for its turn
+   * on the event loop (`run-admission.ts`) is recorded running (it holds its thread), but has not
+   * started: `pending`.
+   */
+  private admitted(info: RunInfo): RunInfo {
+    if (info.status !== "running") return info;
+    const local = this.registry.get(info.owner_uid, info.thread_id, info.run_id);
+    return local?.status === "pending" ? { ...info, status: "pending" } : info;
   }
 
   /**
