@@ -34,10 +34,24 @@ const SCOPED_SHAPE = /_own_[0-9a-f]{16}$/;
  */
 export const MAX_CLIENT_THREAD_ID = 160 - SCOPE_MARK.length - 16;
 
+/** Suffixes by user: every SSE frame of a run is unscoped with its user's (a hash each). */
+const suffixes = new Map<string, string>();
+/** Users whose suffix is kept; past it the oldest goes. */
+const MAX_KEPT_SUFFIXES = 10_000;
+
 /** The suffix of the threads `uid` names themselves. */
 export function ownerSuffix(uid: string): string {
-  const hash = createHash("sha256").update(`subagent-graph thread scope\0${uid}`).digest("hex");
-  return `${SCOPE_MARK}${hash.slice(0, 16)}`;
+  let suffix = suffixes.get(uid);
+  if (suffix === undefined) {
+    const hash = createHash("sha256").update(`subagent-graph thread scope\0${uid}`).digest("hex");
+    suffix = `${SCOPE_MARK}${hash.slice(0, 16)}`;
+    suffixes.set(uid, suffix);
+    if (suffixes.size > MAX_KEPT_SUFFIXES) {
+      const oldest = suffixes.keys().next().value;
+      if (oldest !== undefined) suffixes.delete(oldest);
+    }
+  }
+  return suffix;
 }
 
 /** The stored id of the thread `uid` calls `threadId`. */

@@ -32,28 +32,27 @@ export function translateForWire(
   subgraphs: boolean,
 ): WireEvent[] {
   const [namespace, mode, data] = chunk;
+  // A subgraph's chunk no client asked for is dropped before its data is serialized.
+  if (namespace.length > 0 && !subgraphs) return [];
   switch (mode) {
     case "values":
-      return modes.has("values") ? named("values", namespace, subgraphs, serializeValue(data)) : [];
+      return modes.has("values") ? named("values", namespace, serializeValue(data)) : [];
     case "updates":
-      return modes.has("updates")
-        ? named("updates", namespace, subgraphs, serializeValue(data))
-        : [];
+      return modes.has("updates") ? named("updates", namespace, serializeValue(data)) : [];
     case "custom":
-      return modes.has("custom") ? named("custom", namespace, subgraphs, serializeValue(data)) : [];
+      return modes.has("custom") ? named("custom", namespace, serializeValue(data)) : [];
     case "messages": {
       if (!modes.has("messages-tuple") || !Array.isArray(data)) return [];
       const [message, metadata] = data as [BaseMessage, unknown];
       const payload = [serializeMessage(message), serializeChunkMetadata(metadata)];
-      return named("messages", namespace, subgraphs, payload);
+      return named("messages", namespace, payload);
     }
     default:
       return [];
   }
 }
 
-function named(mode: string, namespace: readonly string[], subgraphs: boolean, data: unknown) {
+function named(mode: string, namespace: readonly string[], data: unknown) {
   if (namespace.length === 0) return [{ event: mode, data }];
-  if (!subgraphs) return [];
   return [{ event: `${mode}|${namespace.join("|")}`, data }];
 }
