@@ -10,6 +10,7 @@
  * parent disconnects.
  */
 import { Client } from "@langchain/langgraph-sdk";
+import { answerParent } from "./client-process-main.js";
 import type { LoadReport } from "./load-client.js";
 import { percentile } from "./stats.js";
 import { LEGACY_MODES } from "./streaming-clients.js";
@@ -142,20 +143,4 @@ async function runLevel(command: CpuLoadCommand): Promise<LoadReport> {
   };
 }
 
-if (process.send) {
-  process.on("message", (command: CpuLoadCommand) => {
-    runLevel(command).then(
-      (report) => process.send?.(report),
-      (error: unknown) =>
-        process.send?.({
-          runs: 0,
-          latenciesMs: [],
-          errors: [`client process: ${String(error)}`],
-          wallMs: 0,
-          p50Ms: Number.NaN,
-          p99Ms: Number.NaN,
-        } satisfies LoadReport),
-    );
-  });
-  process.on("disconnect", () => process.exit(0));
-}
+answerParent(runLevel);

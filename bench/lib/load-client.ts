@@ -3,6 +3,8 @@
  * that the server process's CPU time and memory are the service's alone. It answers each
  * {@link LoadCommand} with a {@link LoadReport}; it exits when its parent disconnects.
  */
+
+import { answerParent } from "./client-process-main.js";
 import { percentile } from "./stats.js";
 import { msSince, nowNs } from "./timing.js";
 
@@ -109,20 +111,4 @@ async function conversation(command: LoadCommand, latencies: number[], errors: s
   }
 }
 
-if (process.send) {
-  process.on("message", (command: LoadCommand) => {
-    runLevel(command).then(
-      (report) => process.send?.(report),
-      (error: unknown) =>
-        process.send?.({
-          runs: 0,
-          latenciesMs: [],
-          errors: [`client process: ${String(error)}`],
-          wallMs: 0,
-          p50Ms: Number.NaN,
-          p99Ms: Number.NaN,
-        } satisfies LoadReport),
-    );
-  });
-  process.on("disconnect", () => process.exit(0));
-}
+answerParent(runLevel);
