@@ -1,4 +1,12 @@
-import type { LoadReport } from "./load-client.js";
+/** What a client process answers a command with: the level's runs, latencies and errors. */
+export interface LoadReport {
+  runs: number;
+  latenciesMs: number[];
+  errors: string[];
+  wallMs: number;
+  p50Ms: number;
+  p99Ms: number;
+}
 
 /**
  * The child side of `load-client-process.ts`: answers each command the parent sends with the

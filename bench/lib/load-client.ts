@@ -4,7 +4,7 @@
  * {@link LoadCommand} with a {@link LoadReport}; it exits when its parent disconnects.
  */
 
-import { answerParent } from "./client-process-main.js";
+import { answerParent, type LoadReport } from "./client-process-main.js";
 import { percentile } from "./stats.js";
 import { msSince, nowNs } from "./timing.js";
 
@@ -22,14 +22,7 @@ export interface LoadCommand {
   turns: number;
 }
 
-export interface LoadReport {
-  runs: number;
-  latenciesMs: number[];
-  errors: string[];
-  wallMs: number;
-  p50Ms: number;
-  p99Ms: number;
-}
+export type { LoadReport };
 
 async function runLevel(command: LoadCommand): Promise<LoadReport> {
   const latencies: number[] = [];
