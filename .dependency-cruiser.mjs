@@ -19,17 +19,23 @@ const FLOORS = [
     holds: "records and rules, repositories, scopes and file tools, tools and MCP, savers, models",
   },
   {
-    name: "agents",
+    name: "blocks",
     folders: ["backends", "middleware"],
     files: [],
-    holds: "agent backends and LangChain middleware",
+    holds: "the blocks an agent graph is built of: agent backends and LangChain middleware",
   },
   { name: "graphs", folders: ["graphs"], files: [], holds: "agent graphs and their cache" },
+  {
+    name: "threads",
+    folders: ["threads"],
+    files: [],
+    holds: "thread and child-thread reads, forks, approvals, deletion, the files API, recording",
+  },
   {
     name: "runs",
     folders: ["runs"],
     files: [],
-    holds: "a run's lifecycle, thread and child-thread reads, recording",
+    holds: "a run's lifecycle, lease, events, repair, the runs of this process, background tasks",
   },
   {
     name: "library",
@@ -86,11 +92,11 @@ const siblingRules = FLOORS.filter((floor) => floor.folders.length > 1).map((flo
   };
 });
 
-/** Floors inside `server/`, lowest first: its helpers, the wire protocol, runs, the thread protocol, routes, the app. */
+/** Floors inside `server/`, lowest first: its helpers, the wire protocol, live runs, the thread protocol, routes, the app. */
 const SERVER_FLOORS = [
   { name: "server helpers", path: "^server/(?!app\\.ts$)[^/]+\\.ts$" },
   { name: "server/protocol", path: "^server/protocol/" },
-  { name: "server/runs", path: "^server/runs/" },
+  { name: "server/live-runs", path: "^server/live-runs/" },
   { name: "server/thread-protocol", path: "^server/thread-protocol/" },
   { name: "server/routes", path: "^server/routes/" },
   { name: "server/app.ts", path: "^server/app\\.ts$" },

@@ -59,7 +59,6 @@ export type { EventToolCall, RunEvent, RunResult } from "./runs/events.js";
 export type { HealthApi, HealthMetrics, Readiness, ReadinessCheck } from "./runs/health.js";
 export type { RunInfo } from "./runs/run-info.js";
 export type { RunCounts } from "./runs/run-metrics.js";
-export type { ThreadCheckpoint } from "./runs/thread-state.js";
 export type {
   AgentsApi,
   ChildThreadView,
@@ -99,6 +98,7 @@ export type {
   UserRepository,
 } from "./store/users.js";
 export { USER_ID_PATTERN } from "./store/users.js";
+export type { ThreadCheckpoint } from "./threads/thread-state.js";
 export type { McpServerConfig } from "./tools/mcp/config.js";
 export type { McpServerState } from "./tools/mcp/connection.js";
 export type { McpServerInfo } from "./tools/mcp/manager.js";

@@ -11,16 +11,16 @@ import type { AgentPartsOptions } from "./graphs/agent-parts.js";
 import type { KnowledgeBases } from "./knowledge/service.js";
 import type { RecordedRequest } from "./models/model-request.js";
 import type { AsyncTasksApi, ParentNotifier } from "./runs/async-tasks/service.js";
-import type { FilesApi } from "./runs/files-api.js";
 import type { Fleet } from "./runs/fleet.js";
 import type { HealthApi } from "./runs/health.js";
 import type { RunApi } from "./runs/run-api.js";
 import type { RunEventLog } from "./runs/run-event-log.js";
-import type { ThreadsApi } from "./runs/thread-api.js";
-import type { ThreadHistoryApi } from "./runs/thread-history.js";
 import type { SkillInstallOptions, SkillSummary } from "./sandbox/skills/library.js";
 import type { Database } from "./store/database.js";
 import type { UserRepository } from "./store/users.js";
+import type { FilesApi } from "./threads/files-api.js";
+import type { ThreadsApi } from "./threads/thread-api.js";
+import type { ThreadHistoryApi } from "./threads/thread-history.js";
 import type { McpServerInfo } from "./tools/mcp/manager.js";
 
 export type { Catalog } from "./agents/catalog.js";
@@ -38,10 +38,10 @@ export type {
   KbUpload,
   KbUploadResult,
 } from "./knowledge/service.js";
-export type { FilesApi } from "./runs/files-api.js";
 export type { GraphStreamMode, RawRunItem, RunApi } from "./runs/run-api.js";
 export type { RunRequest } from "./runs/run-lifecycle.js";
-export type { ChildThreadView, ThreadHistoryApi } from "./runs/thread-history.js";
+export type { FilesApi } from "./threads/files-api.js";
+export type { ChildThreadView, ThreadHistoryApi } from "./threads/thread-history.js";
 
 /**
  * Users and their API tokens, as the runtime hands them out (every call refused once it is

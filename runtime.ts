@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { readCatalog } from "./agents/catalog.js";
+import { mainAgentResolver, narrowSubagents } from "./agents/main-agent.js";
 import { AgentRepository } from "./agents/repository.js";
 import {
   CHECKPOINT_STORAGE_ENV,
@@ -12,22 +13,21 @@ import { openAgentParts } from "./graphs/agent-parts.js";
 import { openKnowledge } from "./knowledge/open.js";
 import { modelSpecCheck } from "./models/model-spec.js";
 import { type BackgroundTasks, openBackgroundTasks } from "./runs/async-tasks/open.js";
-import { createFilesApi } from "./runs/files-api.js";
 import { createHealthApi } from "./runs/health.js";
-import { mainAgentResolver, narrowSubagents } from "./runs/main-agent.js";
 import { createRunApi } from "./runs/run-api.js";
 import { createRunLifecycle } from "./runs/run-lifecycle.js";
 import { RunMetrics } from "./runs/run-metrics.js";
 import { openRunStore } from "./runs/run-store.js";
-import { createThreadsApi } from "./runs/thread-api.js";
-import { createThreadHistoryApi } from "./runs/thread-history.js";
-import { validateThreadId } from "./runs/thread-id.js";
-import { AGENT_STATE_REDUCERS } from "./runs/thread-state.js";
 import type { KnowledgeApi, Runtime, RuntimeOptions } from "./runtime-types.js";
 import { SandboxLayout } from "./sandbox/layout.js";
 import { ThreadFiles } from "./sandbox/thread-files.js";
 import { StampedReads } from "./store/stamped-reads.js";
 import { UserRepository } from "./store/users.js";
+import { createFilesApi } from "./threads/files-api.js";
+import { createThreadsApi } from "./threads/thread-api.js";
+import { createThreadHistoryApi } from "./threads/thread-history.js";
+import { validateThreadId } from "./threads/thread-id.js";
+import { AGENT_STATE_REDUCERS } from "./threads/thread-state.js";
 import { loadMcpServers } from "./tools/mcp/config.js";
 import { guardMethods } from "./util/guard-methods.js";
 

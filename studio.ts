@@ -29,8 +29,8 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { DEMO_UID, seedDemo } from "./agents/demo.js";
 import { parseHostedContext } from "./backends/hosted-context.js";
 import { hostedGraph } from "./graphs/hosted-graph.js";
-import { AGENT_STATE_REDUCERS } from "./runs/thread-state.js";
 import { createRuntime, type Runtime } from "./runtime.js";
+import { AGENT_STATE_REDUCERS } from "./threads/thread-state.js";
 
 /** The data dir the hosted graphs read agents from: `SUBAGENT_GRAPH_DATA`, else `./data`. */
 function dataDir(): string {

@@ -11,8 +11,8 @@ import { ErrorCode, SubagentGraphError } from "./errors.js";
 import type { AnyThreadRecording, ThreadRecording } from "./models/recording-format.js";
 import { ReplayModel } from "./models/replay.js";
 import type { RunResult } from "./runs/events.js";
-import { recordThread } from "./runs/recording.js";
 import { createRuntime, type Runtime, type RuntimeOptions } from "./runtime.js";
+import { recordThread } from "./threads/recording.js";
 
 export type {
   RecordedMessage,
@@ -41,8 +41,8 @@ export type {
   ScriptStep,
 } from "./models/scripted.js";
 export { ScriptedChatModel } from "./models/scripted.js";
-export type { RecordingSource } from "./runs/recording.js";
-export { recordThread } from "./runs/recording.js";
+export type { RecordingSource } from "./threads/recording.js";
+export { recordThread } from "./threads/recording.js";
 
 /** Options of {@link replayThread}. */
 export interface ReplayThreadOptions {

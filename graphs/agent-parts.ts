@@ -20,7 +20,7 @@ import { builtinTools } from "../tools/builtin.js";
 import { MCP_CONFIG_ENV, type McpServerConfig, type McpServers } from "../tools/mcp/config.js";
 import { McpManager } from "../tools/mcp/manager.js";
 import { ToolRegistry } from "../tools/registry.js";
-import { AgentGraphs } from "./agent-graphs.js";
+import { CompiledGraphs } from "./compiled-graphs.js";
 
 /** The options of `createRuntime` that shape agents (every field optional). */
 export interface AgentPartsOptions {
@@ -77,7 +77,7 @@ export interface AgentPartsOptions {
 
 /** What agents are built from, opened together: their tools, models, MCP servers and skills. */
 export interface AgentParts {
-  graphs: AgentGraphs;
+  graphs: CompiledGraphs;
   tools: ToolRegistry;
   mcp: McpManager;
   skillLibrary: SkillLibrary;
@@ -130,7 +130,7 @@ export function openAgentParts(options: AgentPartsOptions, context: AgentPartsCo
       : env[MCP_CONFIG_ENV]?.trim() || join(dataDir, "mcp.json");
   const mcp = new McpManager(context.mcpServers, { reservedNames: tools.names(), source, warn });
   const requestLog = options.recordModelRequests ? new ModelRequestLog() : undefined;
-  const graphs = new AgentGraphs({
+  const graphs = new CompiledGraphs({
     repository,
     requestLog,
     backend: {

@@ -122,7 +122,7 @@ export function subagentRunsField(storage: ChannelStorage) {
 
 /**
  * The task middleware's own state with full storage. A delta channel is declared on the agent
- * instead (`graphs/agent-graph.ts`): langchain 1.5 reads a middleware's state fields as reducer
+ * instead (`graphs/build-agent-graph.ts`): langchain 1.5 reads a middleware's state fields as reducer
  * values or zod schemas only, and fails on a delta one.
  */
 export function subagentRunsState(storage: ChannelStorage) {

@@ -20,8 +20,8 @@ import { randomUUID } from "node:crypto";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { SubagentRun } from "../middleware/subagent-runs.js";
 import type { RunRepository, RunRow, ThreadLease } from "../store/runs.js";
+import { readRunSubagentRuns } from "../threads/thread-state.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../util/process-identity.js";
-import { readRunSubagentRuns } from "./thread-state.js";
 
 /** What {@link AbandonedRuns} works with. */
 export interface AbandonedRunsOptions {

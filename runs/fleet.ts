@@ -2,7 +2,7 @@
  * What a process of a fleet on PostgreSQL shares with the others for queued runs: the queue,
  * the wake-up call that tells every worker a run may be claimable (LISTEN/NOTIFY), and the
  * sweep that gives the runs of dead workers back to the queue. The loop that claims and runs
- * them is the server's (`server/runs/queue-worker.ts`); this holds no loop of its own.
+ * them is the server's (`server/live-runs/queue-worker.ts`); this holds no loop of its own.
  */
 
 import type { Notifications } from "../store/pg-notifications.js";

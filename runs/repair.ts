@@ -5,7 +5,7 @@ import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
 import { finishedRun } from "../middleware/run-records.js";
 import type { SubagentRun } from "../middleware/subagent-runs.js";
 import { TASK_TOOL_NAME } from "../middleware/task.js";
-import { firstCheckpointTime, readThreadState } from "./thread-state.js";
+import { firstCheckpointTime, readThreadState } from "../threads/thread-state.js";
 
 const CANCELLED = "cancelled with the parent run";
 

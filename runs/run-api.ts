@@ -103,7 +103,7 @@ export function createRunApi(deps: RunApiDeps): RunApi {
     try {
       prepared = await lifecycle.prepare(request);
     } catch (error) {
-      // The worker ends such a run `error` (see `server/runs/run-registry.ts`).
+      // The worker ends such a run `error` (see `server/live-runs/run-registry.ts`).
       if (request.claimed) {
         metrics.started();
         metrics.finished("error");

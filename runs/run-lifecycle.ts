@@ -5,7 +5,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { AgentRecord } from "../agents/schema.js";
 import { type AgentGraph, agentTools } from "../backends/registry.js";
 import { ErrorCode, SubagentGraphError, validationError } from "../errors.js";
-import type { AgentGraphs } from "../graphs/agent-graphs.js";
+import type { CompiledGraphs } from "../graphs/compiled-graphs.js";
 import {
   type ApprovalResponse,
   describeApproval,
@@ -23,18 +23,18 @@ import {
 import type { MainRunContext } from "../run-context.js";
 import type { RunRepository } from "../store/runs.js";
 import type { ThreadRepository } from "../store/threads.js";
+import { awaitingApprovalError, checkResume, pendingApprovalsAt } from "../threads/approvals.js";
+import { validateThreadId } from "../threads/thread-id.js";
+import { readRunSubagentRuns, readThreadState, stateOfValues } from "../threads/thread-state.js";
 import { messageText } from "../util/message-text.js";
 import type { ProcessIdentity } from "../util/process-identity.js";
 import type { AbandonedRuns } from "./abandoned-runs.js";
-import { awaitingApprovalError, checkResume, pendingApprovalsAt } from "./approvals.js";
 import type { GraphStreamChunk, RunResult } from "./events.js";
 import { legacySkillsStepResume } from "./legacy-skills-step.js";
 import { repairCancelledTurn } from "./repair.js";
 import { typedCause } from "./run-failure.js";
 import { type ClaimedAttempt, RunLease, type RunLeaseOptions } from "./run-lease.js";
 import type { RunningRuns } from "./running-runs.js";
-import { validateThreadId } from "./thread-id.js";
-import { readRunSubagentRuns, readThreadState, stateOfValues } from "./thread-state.js";
 
 /** Arguments of `Runtime.run` and `Runtime.stream`. */
 export interface RunRequest {
@@ -96,7 +96,7 @@ export interface RunLifecycleDeps {
   hosted: boolean;
   threads: ThreadRepository;
   runRows: RunRepository;
-  graphs: AgentGraphs;
+  graphs: CompiledGraphs;
   saver: BaseCheckpointSaver;
   threadLeaseMs: number;
   /** Takes threads for runs, reclaiming those of dead processes. */
@@ -218,7 +218,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
         leaseMs: threadLeaseMs,
         abort: (reason) => controller.abort(reason),
         ...(request.metadata ? { metadata: request.metadata } : {}),
-        // A deletion takes the thread's lease too (runs/thread-delete.ts): one that ran between
+        // A deletion takes the thread's lease too (threads/thread-delete.ts): one that ran between
         // the claim above and this lease has removed the thread, and a run now would write
         // checkpoints that nobody owns under a free id.
         confirm: async () => {

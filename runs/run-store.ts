@@ -6,12 +6,12 @@ import { RunEventRepository } from "../store/run-events.js";
 import { RunQueue } from "../store/run-queue.js";
 import { RunRepository } from "../store/runs.js";
 import { ThreadRepository } from "../store/threads.js";
+import { ThreadDeleter } from "../threads/thread-delete.js";
 import { currentProcess, type ProcessIdentity } from "../util/process-identity.js";
 import { AbandonedRuns } from "./abandoned-runs.js";
 import { createFleet, type Fleet, RUN_QUEUE_CHANNEL } from "./fleet.js";
 import { RunEventLog } from "./run-event-log.js";
 import { RunningRuns } from "./running-runs.js";
-import { ThreadDeleter } from "./thread-delete.js";
 
 /** What runs and threads are kept in: their rows, this process's runs, the recovery of others'. */
 export interface RunStore {
@@ -52,7 +52,7 @@ export interface RunStoreOptions {
  * Opens the run store. Unless hosted, what a stopped process left is recovered first: its runs
  * still `running` are recorded interrupted and their threads freed (the embedded default after a
  * crash: that process was this data dir's last user), and thread deletions it left half-done are
- * finished (see `runs/abandoned-runs.ts` and `runs/thread-delete.ts`).
+ * finished (see `runs/abandoned-runs.ts` and `threads/thread-delete.ts`).
  */
 export async function openRunStore(options: RunStoreOptions): Promise<RunStore> {
   const { database, saver, layout, env, warn } = options;

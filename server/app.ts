@@ -13,6 +13,11 @@ import { authHook } from "./auth.js";
 import { hasBuiltConsole, isConsolePath, registerConsole } from "./console.js";
 import { handleError, sendCode } from "./http-errors.js";
 import { registerJsonBodyParser } from "./json-body.js";
+import { serviceNotifier } from "./live-runs/notify-parent.js";
+import { QueueWorker } from "./live-runs/queue-worker.js";
+import { RunAdmission, type RunAdmissionOptions } from "./live-runs/run-admission.js";
+import { RunRegistry } from "./live-runs/run-registry.js";
+import { RunService } from "./live-runs/run-service.js";
 import { checkServerRole, checkWorkerCount, type ServerRole } from "./roles.js";
 import { agentRoutes } from "./routes/agents.js";
 import { assistantRoutes } from "./routes/assistants.js";
@@ -26,11 +31,6 @@ import { runRoutes } from "./routes/runs.js";
 import { threadProtocolRoutes } from "./routes/thread-protocol.js";
 import { threadRoutes } from "./routes/threads.js";
 import { unsupportedRoutes } from "./routes/unsupported.js";
-import { serviceNotifier } from "./runs/notify-parent.js";
-import { QueueWorker } from "./runs/queue-worker.js";
-import { RunAdmission, type RunAdmissionOptions } from "./runs/run-admission.js";
-import { RunRegistry } from "./runs/run-registry.js";
-import { RunService } from "./runs/run-service.js";
 import { registerThreadScope } from "./thread-scope.js";
 
 /** Options of {@link createServer}. */
@@ -58,7 +58,7 @@ export interface ServerOptions {
   workers?: number;
   /**
    * How this process admits the runs it starts itself to its event loop, in arrival order
-   * (`server/runs/run-admission.ts`). Default: 4 at once, more while the loop has time to spare.
+   * (`server/live-runs/run-admission.ts`). Default: 4 at once, more while the loop has time to spare.
    */
   admission?: RunAdmissionOptions;
 }

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { BACKGROUND_CHILD_MARKER } from "../contract.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
-import { validateThreadId } from "../runs/thread-id.js";
 import type { Runtime } from "../runtime.js";
+import { validateThreadId } from "../threads/thread-id.js";
 
 /**
  * Thread ids over HTTP belong to the user who names them: alice's thread "t1" and bob's "t1" are
@@ -29,7 +29,7 @@ const SCOPED_SHAPE = /_own_[0-9a-f]{16}$/;
 
 /**
  * Longest thread id a client may choose: the stored id adds 21 characters and must stay within
- * the 160 that thread ids may have (`runs/thread-id.ts`: child thread ids built on it must fit in
+ * the 160 that thread ids may have (`threads/thread-id.ts`: child thread ids built on it must fit in
  * a file name).
  */
 export const MAX_CLIENT_THREAD_ID = 160 - SCOPE_MARK.length - 16;
@@ -102,7 +102,7 @@ export async function resolveThread(
  * The stored id of a new thread `uid` names `threadId`.
  *
  * @throws SubagentGraphError `INVALID_THREAD_ID` (field `thread_id`) for an id the rules of
- *   `runs/thread-id.ts` refuse, one longer than {@link MAX_CLIENT_THREAD_ID}, or one shaped like a
+ *   `threads/thread-id.ts` refuse, one longer than {@link MAX_CLIENT_THREAD_ID}, or one shaped like a
  *   stored id. Each rule looks at the id alone, never at other users' threads.
  */
 export function newThreadId(uid: string, threadId: string): string {

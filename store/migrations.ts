@@ -183,7 +183,7 @@ export const MIGRATIONS: readonly NamedMigration[] = [
       // A run's row keeps the metadata its client gave it, so any process (and this one after a
       // restart) shows the run as it was created. A thread's row records when its deletion
       // began: the row is deleted last, and until then it hides the thread and keeps its id
-      // from being claimed (`runs/thread-delete.ts`); every start finishes such deletions.
+      // from being claimed (`threads/thread-delete.ts`); every start finishes such deletions.
       async up(db: Kysely<unknown>): Promise<void> {
         await db.schema
           .alterTable("runs")

@@ -54,7 +54,7 @@ export interface ThreadsTable {
   /**
    * ISO-8601, UTC: when its deletion began; null for a live thread. A thread being deleted is
    * invisible and cannot be claimed again until its data is gone and the row with it (see
-   * `runs/thread-delete.ts`).
+   * `threads/thread-delete.ts`).
    */
   deleted_at: Generated<string | null>;
 }

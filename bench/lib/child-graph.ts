@@ -3,7 +3,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { HumanMessage } from "@langchain/core/messages";
 import { BUILTIN_LIMITS } from "../../agents/limits.js";
 import { resolveChannelStorage } from "../../checkpoints/channel-storage.js";
-import { buildAgentGraph } from "../../graphs/agent-graph.js";
+import { buildAgentGraph } from "../../graphs/build-agent-graph.js";
 import { createModelFactory } from "../../models/factory.js";
 import type { SubagentRunContext } from "../../run-context.js";
 import { SandboxLayout } from "../../sandbox/layout.js";

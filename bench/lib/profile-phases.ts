@@ -28,7 +28,7 @@ const PHASES: readonly Phase[] = [
     frames: /\/server\/protocol\/|\/server\/thread-protocol\//,
   },
   {
-    name: "run registry and event log (server/runs, runs/run-event-log)",
+    name: "run registry and event log (server/live-runs, runs/run-event-log)",
     frames: /\/server\/runs\/|run-event-log|run-events/,
   },
   {

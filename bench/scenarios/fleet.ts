@@ -15,6 +15,7 @@ import {
   startFleetProcess,
 } from "../lib/fleet-setup.js";
 import { ClientProcess } from "../lib/load-client-process.js";
+import { LOAD_HEADERS, loadCells } from "../lib/load-row.js";
 import { freshPostgresDatabase } from "../lib/postgres.js";
 import type { Scenario, TargetCheck } from "../lib/scenario.js";
 import { percentile } from "../lib/stats.js";
@@ -50,14 +51,14 @@ interface FleetLevel {
 }
 
 /**
- * Scenario 4b, the load scenario's fleet mode: real `serve` processes on one PostgreSQL database
+ * The fleet scenario, the load scenario's fleet mode: real `serve` processes on one PostgreSQL database
  * (1 process, then 2, each answering requests and running queued runs), a fake OpenAI server
  * with a 50 ms model, and 32 and 64 clients running 3-turn conversations with a subagent per
  * turn; then the takeover time after a SIGKILL of the worker running a run.
  */
 export const fleetScenario: Scenario = {
   name: "fleet",
-  title: "4b. Service load on a fleet (PostgreSQL, 50 ms model)",
+  title: "Service load on a fleet (PostgreSQL, 50 ms model)",
   async run({ quick }) {
     const databaseUrl = await freshPostgresDatabase("fleet");
     if (!databaseUrl) {
@@ -145,11 +146,7 @@ export const fleetScenario: Scenario = {
         headers: [
           "processes",
           "clients",
-          "runs",
-          "errors",
-          "runs/s",
-          "p50 ms",
-          "p99 ms",
+          ...LOAD_HEADERS,
           "pickup p50 ms",
           "pickup p99 ms",
           "loop delay p50 ms",
@@ -162,11 +159,7 @@ export const fleetScenario: Scenario = {
         rows: results.map((r) => [
           r.processes,
           String(r.clients),
-          String(r.runs),
-          String(r.errors),
-          fmt(r.runsPerSecond, 1),
-          fmt(r.p50Ms, 0),
-          fmt(r.p99Ms, 0),
+          ...loadCells(r),
           fmt(r.pickupP50Ms, 1),
           fmt(r.pickupP99Ms, 1),
           fmt(r.loopDelayP50Ms, 1),

@@ -1,6 +1,7 @@
 import { createServer } from "../../server/app.js";
 import type { LoadReport } from "../lib/load-client.js";
 import { ClientProcess } from "../lib/load-client-process.js";
+import { LOAD_HEADERS, loadCells } from "../lib/load-row.js";
 import { BenchModel } from "../lib/model.js";
 import type { Scenario, TargetCheck } from "../lib/scenario.js";
 import { childReply, fanOutInput, mainReply } from "../lib/scripts.js";
@@ -13,7 +14,7 @@ const LATENCY_MS = 50;
 /** Turns per conversation; each turn makes one task call. */
 const TURNS = 3;
 const MiB = 1024 * 1024;
-/** Finished runs the server keeps in memory (`MAX_FINISHED_RUNS` in server/runs/run-registry.ts). */
+/** Finished runs the server keeps in memory (`MAX_FINISHED_RUNS` in server/live-runs/run-registry.ts). */
 const RETAINED_RUNS = 500;
 
 interface LevelResult {
@@ -30,14 +31,14 @@ interface LevelResult {
 }
 
 /**
- * Scenario 4: the HTTP service (createServer on an ephemeral port, SQLite store and saver in a
+ * The load scenario: the HTTP service (createServer on an ephemeral port, SQLite store and saver in a
  * temp data dir) with a 50 ms model; N concurrent clients each run conversations of 3 turns
  * (`POST /threads`, then `POST /threads/:id/runs/wait` per turn), one task call per turn. Then
  * repeated rounds of 32 clients with the heap measured after a full GC after each.
  */
 export const loadScenario: Scenario = {
   name: "load",
-  title: "4. Service load (HTTP, 50 ms model)",
+  title: "Service load (HTTP, 50 ms model)",
   async run({ quick }) {
     const levels: [number, number][] = quick
       ? [
@@ -109,25 +110,12 @@ export const loadScenario: Scenario = {
 
       const loadTable: Table = {
         title: `Service load: ${TURNS}-turn conversations (one task call per turn), model ${LATENCY_MS} ms per call`,
-        headers: [
-          "clients",
-          "conversations",
-          "runs",
-          "runs/s",
-          "p50 ms",
-          "p99 ms",
-          "peak RSS MiB",
-          "errors",
-        ],
+        headers: ["clients", "conversations", ...LOAD_HEADERS, "peak RSS MiB"],
         rows: results.map((r) => [
           String(r.clients),
           String(r.conversations),
-          String(r.runs),
-          fmt(r.runsPerSecond, 1),
-          fmt(r.p50Ms, 0),
-          fmt(r.p99Ms, 0),
+          ...loadCells(r),
           fmt(r.peakRssMiB, 0),
-          String(r.errors),
         ]),
         notes: [
           `a run = one POST /threads/:id/runs/wait (3 model calls of ${LATENCY_MS} ms on the critical path: main, child, main); peak RSS of the server process, sampled every 25 ms (${fmt(rssBeforeMiB, 0)} MiB after the warm-up, before the first level); the clients run in a separate process.`,
@@ -143,7 +131,7 @@ export const loadScenario: Scenario = {
           fmt(m.rssMiB, 0),
         ]),
         notes: [
-          `second half of the rounds: heap slope ${fmt(heapFit.slope * 1024, 0)} KiB/round, growth ${fmt(halfGrowth * 100, 1)}%; the server keeps the last ${RETAINED_RUNS} finished runs (server/runs/run-registry.ts), so the heap grows until then.`,
+          `second half of the rounds: heap slope ${fmt(heapFit.slope * 1024, 0)} KiB/round, growth ${fmt(halfGrowth * 100, 1)}%; the server keeps the last ${RETAINED_RUNS} finished runs (server/live-runs/run-registry.ts), so the heap grows until then.`,
         ],
       };
       const errors = results.reduce((sum, r) => sum + r.errors, 0) + roundErrors;

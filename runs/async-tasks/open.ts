@@ -13,7 +13,7 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { AgentRepository } from "../../agents/repository.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
-import type { AgentGraphs } from "../../graphs/agent-graphs.js";
+import type { CompiledGraphs } from "../../graphs/compiled-graphs.js";
 import type { AsyncTask } from "../../middleware/async-task-records.js";
 import { PREGEL_CHECKPOINTER_KEY } from "../../middleware/child-run.js";
 import type { LoadedChild } from "../../middleware/task-types.js";
@@ -27,7 +27,7 @@ import { AsyncTasks } from "./service.js";
 export interface BackgroundTasksOptions {
   database: Database;
   saver: BaseCheckpointSaver;
-  graphs: AgentGraphs;
+  graphs: CompiledGraphs;
   agents: AgentRepository;
   runStore: Pick<RunStore, "runner" | "threadLeaseMs" | "deleter">;
   checkThread(uid: string, threadId: string): Promise<void>;

@@ -16,7 +16,7 @@ import {
   isFinishedAsyncTask,
 } from "../../contract.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
-import type { AgentGraphs } from "../../graphs/agent-graphs.js";
+import type { CompiledGraphs } from "../../graphs/compiled-graphs.js";
 import type { PendingApproval } from "../../middleware/approval-request.js";
 import type { AsyncTaskCheck, AsyncTaskHost } from "../../middleware/async-task-host.js";
 import type { AsyncTask } from "../../middleware/async-task-records.js";
@@ -24,7 +24,7 @@ import { noticeId, noticeText } from "../../middleware/async-task-text.js";
 import type { ParentRunScope } from "../../middleware/parent-scope.js";
 import { truncateAnswer } from "../../middleware/truncate.js";
 import type { AsyncTaskInput, AsyncTaskRepository, AsyncTaskRow } from "../../store/async-tasks.js";
-import { checkResume } from "../approvals.js";
+import { checkResume } from "../../threads/approvals.js";
 import { childThreadIdFor, inputMessageId, inputsOf, taskIdFor, taskOf } from "./records.js";
 import type { AsyncTaskRunner } from "./runner.js";
 
@@ -61,7 +61,7 @@ export type ParentNotifier = (
 /** What the background tasks are made of. */
 export interface AsyncTasksDeps {
   rows: AsyncTaskRepository;
-  graphs: AgentGraphs;
+  graphs: CompiledGraphs;
   saver: BaseCheckpointSaver;
   /** The main agent that started a task, as its owner sees it now. */
   parentAgent(uid: string, agentId: string): Promise<AgentRecord | undefined>;

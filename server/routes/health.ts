@@ -1,9 +1,9 @@
 import type { FastifyInstance } from "fastify";
-import type { Runtime } from "../../runtime.js";
 import type { Fleet } from "../../runs/fleet.js";
+import type { Runtime } from "../../runtime.js";
+import type { QueueWorker } from "../live-runs/queue-worker.js";
 import { EventLoopDelay } from "../protocol/event-loop-delay.js";
-import { type QueueMetrics, prometheusText } from "../protocol/metrics-text.js";
-import type { QueueWorker } from "../runs/queue-worker.js";
+import { prometheusText, type QueueMetrics } from "../protocol/metrics-text.js";
 
 /**
  * Operations routes, public like `/ok` (they show no user's data, only this process's counts):

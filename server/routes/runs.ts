@@ -3,14 +3,14 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { RUN_STATUSES } from "../../contract.js";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import type { LiveRun } from "../live-runs/live-run.js";
+import type { RunService } from "../live-runs/run-service.js";
 import { parseLastEventId } from "../protocol/last-event-id.js";
 import { runCreateSchema } from "../protocol/run-create.js";
 import { RUN_FIELDS } from "../protocol/run-json.js";
 import { replyHeaders, sseFrame, startSse } from "../protocol/sse.js";
 import { idParam } from "../protocol/store-text.js";
 import { parseStreamModes } from "../protocol/stream-modes.js";
-import type { LiveRun } from "../runs/live-run.js";
-import type { RunService } from "../runs/run-service.js";
 import { errorResponses, runSchema } from "../schemas.js";
 import { type ThreadRef, unscopeText } from "../thread-scope.js";
 

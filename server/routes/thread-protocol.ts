@@ -1,9 +1,9 @@
 import websocket from "@fastify/websocket";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Runtime } from "../../runtime.js";
+import type { RunRegistry } from "../live-runs/run-registry.js";
+import type { RunService } from "../live-runs/run-service.js";
 import { replyHeaders, sseFrame, startSse } from "../protocol/sse.js";
-import type { RunRegistry } from "../runs/run-registry.js";
-import type { RunService } from "../runs/run-service.js";
 import { type CommandContext, runCommand } from "../thread-protocol/commands.js";
 import { matchesFilter } from "../thread-protocol/filters.js";
 import {

@@ -3,10 +3,11 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ErrorCode, SubagentGraphError } from "../../errors.js";
-import type { ThreadInfo } from "../../runs/thread-api.js";
 import type { Runtime } from "../../runtime.js";
+import type { ThreadInfo } from "../../threads/thread-api.js";
 import { jsonContains } from "../../util/json-contains.js";
 import { clampDepth } from "../../util/json-depth.js";
+import type { RunService } from "../live-runs/run-service.js";
 import {
   checkpointRef,
   emptyThreadState,
@@ -17,7 +18,6 @@ import {
 } from "../protocol/serialize.js";
 import { projectState, STATE_FIELDS, stateSelection } from "../protocol/state-select.js";
 import { idParam, metadataFilterSchema, storeId } from "../protocol/store-text.js";
-import type { RunService } from "../runs/run-service.js";
 import { childThreadSchema, errorResponses, threadSchema, threadStateSchema } from "../schemas.js";
 import { newThreadId, resolveThread, scopedThreadId } from "../thread-scope.js";
 

@@ -2,9 +2,9 @@ import type { FastifyInstance } from "fastify";
 import { isFinishedStatus } from "../../contract.js";
 import type { LoggedRunEvent } from "../../runs/run-event-log.js";
 import type { Runtime } from "../../runtime.js";
+import type { RunRegistry } from "../live-runs/run-registry.js";
+import type { RunService } from "../live-runs/run-service.js";
 import { serializeSnapshot } from "../protocol/serialize.js";
-import type { RunRegistry } from "../runs/run-registry.js";
-import type { RunService } from "../runs/run-service.js";
 import type { RunEnding } from "./convert.js";
 import { CommandRefusal } from "./wire.js";
 
@@ -16,7 +16,7 @@ import { CommandRefusal } from "./wire.js";
  *
  * A run starts through our own `POST /threads/:id/runs` (`app.inject`, with the caller's token),
  * which resolves the caller's thread ids and hands the run to the run service
- * (`server/runs/run-service.ts`): a v2 run gets exactly the checks, run records, leases, fleet
+ * (`server/live-runs/run-service.ts`): a v2 run gets exactly the checks, run records, leases, fleet
  * queueing and approval rules of a legacy one. Its events are followed through the same service
  * (`LiveRun.follow`: `ManagedRun` on SQLite, the shared event log on PostgreSQL).
  */

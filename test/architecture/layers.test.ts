@@ -74,12 +74,14 @@ const CLEAN: Record<string, string> = {
     'import { schema } from "../agents/schema.js";\nexport const chat = schema;\n',
   "graphs/graph.ts":
     'import { chat } from "../backends/chat.js";\nimport { task } from "../middleware/task.js";\nexport const graph = [chat, task];\nexport interface Graph { id: string }\n',
-  "runs/run.ts": 'import { graph } from "../graphs/graph.js";\nexport const run = graph;\n',
+  "threads/state.ts": 'import { graph } from "../graphs/graph.js";\nexport const state = graph;\n',
+  "runs/run.ts": 'import { state } from "../threads/state.js";\nexport const run = state;\n',
   "runtime.ts": 'import { run } from "./runs/run.js";\nexport const runtime = run;\n',
   "server/protocol/wire.ts": "export const wire = 1;\n",
-  "server/runs/registry.ts":
+  "server/live-runs/registry.ts":
     'import { runtime } from "../../runtime.js";\nimport { wire } from "../protocol/wire.js";\nexport const registry = [runtime, wire];\n',
-  "server/app.ts": 'import { registry } from "./runs/registry.js";\nexport const app = registry;\n',
+  "server/app.ts":
+    'import { registry } from "./live-runs/registry.js";\nexport const app = registry;\n',
   "cli/main.ts": 'import { app } from "../server/app.js";\nexport const main = app;\n',
 };
 
@@ -121,7 +123,7 @@ describe.concurrent("the import-direction check (npm run layers)", { timeout: 12
       "backends/chat.ts":
         'import { task } from "../middleware/task.js";\nexport const chat = task;\n',
       "server/protocol/wire.ts":
-        'import type { registry } from "../runs/registry.js";\nexport const wire = 1;\nexport type R = typeof registry;\n',
+        'import type { registry } from "../live-runs/registry.js";\nexport const wire = 1;\nexport type R = typeof registry;\n',
       "util/context.ts":
         'import { context } from "../run-context.js";\nexport const c = context;\n',
       "store/back.ts":
@@ -132,7 +134,7 @@ describe.concurrent("the import-direction check (npm run layers)", { timeout: 12
       "error errors-imports-nothing: errors.ts → util/text.ts",
       "error leaf-parts-apart: util/context.ts → run-context.ts",
       "error backends-and-middleware-apart: backends/chat.ts → middleware/task.ts",
-      "error server-protocol-imports-no-higher-server-floor: server/protocol/wire.ts → server/runs/registry.ts",
+      "error server-protocol-imports-no-higher-server-floor: server/protocol/wire.ts → server/live-runs/registry.ts",
       "error domain-folders-not-circular: store → ",
     ]) {
       expect(output).toContain(violation);

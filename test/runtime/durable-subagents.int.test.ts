@@ -7,8 +7,8 @@ import type { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
-import { readHistory, readThreadState } from "../../runs/thread-state.js";
 import { createRuntime, type Runtime } from "../../runtime.js";
+import { readHistory, readThreadState } from "../../threads/thread-state.js";
 import {
   type ChatCompletionRequestBody,
   type FakeOpenAIServer,

@@ -4,7 +4,7 @@ import type { ToolMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../errors.js";
 import type { ScriptedCall, ScriptStep } from "../../models/scripted.js";
-import { readThreadState } from "../../runs/thread-state.js";
+import { readThreadState } from "../../threads/thread-state.js";
 import {
   mainAgentPayload,
   type SaverKindUnderTest,

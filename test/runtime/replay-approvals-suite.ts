@@ -11,9 +11,9 @@ import {
   type ThreadRecording,
 } from "../../models/replay.js";
 import { ScriptedChatModel } from "../../models/scripted.js";
-import { recordThread } from "../../runs/recording.js";
 import type { Runtime } from "../../runtime.js";
 import { replayThread, rerecordThread } from "../../testing.js";
+import { recordThread } from "../../threads/recording.js";
 import {
   mainAgentPayload,
   makeRuntime,

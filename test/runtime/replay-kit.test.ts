@@ -12,9 +12,9 @@ import {
   type ThreadRecordingV1,
   type ThreadRecordingV2,
 } from "../../models/replay.js";
-import { recordThread } from "../../runs/recording.js";
 import { createRuntime, type Runtime } from "../../runtime.js";
 import { rerecordThread } from "../../testing.js";
+import { recordThread } from "../../threads/recording.js";
 
 const FIXTURE = new URL("../fixtures/recorded-thread.json", import.meta.url);
 /** The sample as version 1 wrote it (responses only), kept to test reading old fixtures. */

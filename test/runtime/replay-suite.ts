@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../errors.js";
 import type { ScriptStep } from "../../models/scripted.js";
-import type { ThreadCheckpoint } from "../../runs/thread-state.js";
+import type { ThreadCheckpoint } from "../../threads/thread-state.js";
 import { messageText } from "../../util/message-text.js";
 import { mainAgentPayload, type SaverKindUnderTest } from "../support/runtime-fixture.js";
 import { ScriptedHarness } from "../support/scripted-harness.js";

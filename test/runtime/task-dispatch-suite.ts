@@ -7,8 +7,8 @@ import { ErrorCode } from "../../errors.js";
 import { FILES_PROMPT_SECTION } from "../../middleware/file-scope.js";
 import type { ScriptStep } from "../../models/scripted.js";
 import type { RunEvent } from "../../runs/events.js";
-import { readThreadState } from "../../runs/thread-state.js";
 import { FILE_TOOL_NAMES } from "../../sandbox/tools/file-tools.js";
+import { readThreadState } from "../../threads/thread-state.js";
 import {
   mainAgentPayload,
   type RuntimeFixture,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Fleet } from "../../runs/fleet.js";
-import type { RunRegistry } from "../../server/runs/run-registry.js";
-import { QueueWorker } from "../../server/runs/queue-worker.js";
+import { QueueWorker } from "../../server/live-runs/queue-worker.js";
+import type { RunRegistry } from "../../server/live-runs/run-registry.js";
 import type { ClaimedRun } from "../../store/run-queue.js";
 
 /** A claim statement the test answers when it likes. */

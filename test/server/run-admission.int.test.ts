@@ -1,5 +1,5 @@
 /**
- * Runs admitted in arrival order (`server/runs/run-admission.ts`), seen through the official
+ * Runs admitted in arrival order (`server/live-runs/run-admission.ts`), seen through the official
  * SDK: with one place and a loop that never has time to spare, a second run waits `pending`
  * while the first runs, starts when it ends, and answers; a waiting run that is cancelled stops
  * at once, without waiting for its turn; and the thread it was on runs again afterwards.

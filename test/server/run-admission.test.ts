@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RunAdmission } from "../../server/runs/run-admission.js";
+import { RunAdmission } from "../../server/live-runs/run-admission.js";
 import { until } from "../support/until.js";
 
 /** An admission whose loop reads as busy as `busy.value` says. */

@@ -17,7 +17,7 @@ export interface McpToolSet {
 export interface McpToolsForOptions {
   /**
    * Fail instead of leaving out a server that cannot be reached: for a subagent that names its
-   * servers, whose tools are what it is called for (see `graphs/agent-graphs.ts`).
+   * servers, whose tools are what it is called for (see `graphs/compiled-graphs.ts`).
    */
   required?: boolean;
 }

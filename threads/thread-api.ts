@@ -88,7 +88,7 @@ export interface ThreadsApi {
    *
    * @throws SubagentGraphError `VALIDATION_FAILED` before anything is written for values a fork
    *   cannot hold (an unknown key or message type, a `subagent_runs` that is not a list of task
-   *   records) or an `asNode` the graph does not have, naming the field (see `runs/fork-values.ts`).
+   *   records) or an `asNode` the graph does not have, naming the field (see `threads/fork-values.ts`).
    */
   fork(
     uid: string,
@@ -118,7 +118,7 @@ export interface ThreadsApi {
    * subagents' child threads' checkpoints, its files (uploads, outputs, its and its children's
    * skills folders), its run records and the thread itself. Its id is free again afterwards.
    * A deletion cut short (a crash) leaves the thread invisible, never half-usable, and is
-   * finished by the next `delete` or the next runtime start (see `runs/thread-delete.ts`).
+   * finished by the next `delete` or the next runtime start (see `threads/thread-delete.ts`).
    *
    * @throws SubagentGraphError `NOT_FOUND` (field `thread_id`) when the thread is not `uid`'s;
    *   `THREAD_BUSY` while a run of any process is on it.
@@ -141,7 +141,7 @@ export interface ThreadsApiDeps {
   runStates(threadIds: readonly string[]): Promise<ReadonlyMap<string, ThreadRunState>>;
   validateThreadId(threadId: string): void;
   ensureOpen(): void;
-  /** Deletes a thread with all it holds (`runs/thread-delete.ts`). */
+  /** Deletes a thread with all it holds (`threads/thread-delete.ts`). */
   deleteThread(uid: string, threadId: string): Promise<void>;
 }
 

@@ -1,6 +1,6 @@
+import type { MainAgentResolver } from "../agents/main-agent.js";
 import type { ThreadFileEntry, ThreadFiles } from "../sandbox/thread-files.js";
 import type { ThreadRepository } from "../store/threads.js";
-import type { MainAgentResolver } from "./main-agent.js";
 import { validateThreadId } from "./thread-id.js";
 
 /** A thread's files, every call on behalf of `uid` (who must own the thread). */

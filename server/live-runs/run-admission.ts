@@ -20,7 +20,7 @@ export interface RunAdmissionOptions {
  * Every run of one process shares one event loop. Left alone, a loop saturated by N runs serves
  * each new request only after a turn of all the others' work, and starts it late: measured at 32
  * clients, a request waited 0.27 s (p50) to 3 s (p99) in its socket before the server read it,
- * and the p99 latency was 3–4× the p50 (bench/README.md, "CPU per run"). Here a run past the
+ * and the p99 latency was 3–4× the p50 (bench/README.md, "Scenario: cpu"). Here a run past the
  * `floor` is admitted only while the loop has time to spare (its utilization over the last
  * sample at most `busyAbove`), a few per sample, so the loop stays short enough to read new
  * requests at once; the others wait in arrival order. A loop that is not busy (runs waiting on

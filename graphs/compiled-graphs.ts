@@ -13,10 +13,10 @@ import type { DispatchLimits, LoadedChild } from "../middleware/task.js";
 import type { ModelRequestLog } from "../models/request-log.js";
 import type { SkillSummary } from "../sandbox/skills/library.js";
 import type { McpToolSet, McpToolSource } from "../tools/mcp/manager.js";
-import { type AgentGraphDeps, agentGraphKey, buildAgentGraph } from "./agent-graph.js";
+import { type AgentGraphDeps, agentGraphKey, buildAgentGraph } from "./build-agent-graph.js";
 import { GraphCache } from "./graph-cache.js";
 
-export interface AgentGraphsOptions {
+export interface CompiledGraphsOptions {
   repository: AgentRepository;
   backend: BackendDeps;
   /** Materialises an agent's configured skills into a skills scope (see `prepareAgentSkills`). */
@@ -43,11 +43,11 @@ const NO_MCP_TOOLS: McpToolSet = { tools: [], key: "" };
  * settings, read now). So agent updates and setting changes apply to the next `task` call
  * without a restart, while unchanged agents reuse their compiled graph.
  */
-export class AgentGraphs {
+export class CompiledGraphs {
   private readonly cache = new GraphCache<AgentGraph>();
   private readonly deps: AgentGraphDeps;
 
-  constructor(private readonly options: AgentGraphsOptions) {
+  constructor(private readonly options: CompiledGraphsOptions) {
     this.deps = {
       ...options.backend,
       loadChild: (parent, slug, scope) => this.loadChild(parent, slug, scope),

@@ -1,5 +1,5 @@
-import type { AgentRepository } from "../agents/repository.js";
-import type { AgentRecord } from "../agents/schema.js";
+import type { AgentRepository } from "./repository.js";
+import type { AgentRecord } from "./schema.js";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 
 /** Finds the chat agent a run or an upload names for `uid` (default: their default agent). */

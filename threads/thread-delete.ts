@@ -28,15 +28,22 @@ import type { SandboxLayout } from "../sandbox/layout.js";
 import type { RunRepository } from "../store/runs.js";
 import type { ThreadRepository } from "../store/threads.js";
 import { hasErrno } from "../util/errno.js";
-import type { AbandonedRuns } from "./abandoned-runs.js";
 import { readHistory } from "./thread-state.js";
+
+/** Takes a thread's lease for a holder; `false` when another live run holds it. */
+export interface ThreadLeaseTaker {
+  acquireThread(threadId: string, holder: string): Promise<boolean>;
+}
 
 /** What {@link ThreadDeleter} works with. */
 export interface ThreadDeleterDeps {
   threads: ThreadRepository;
   runs: RunRepository;
-  /** Takes the thread's lease, reclaiming it from a run whose process died. */
-  abandoned: AbandonedRuns;
+  /**
+   * Takes the thread's lease, reclaiming it from a run whose process died (the runs floor's
+   * `AbandonedRuns`, passed in: threads sit below runs).
+   */
+  abandoned: ThreadLeaseTaker;
   saver: BaseCheckpointSaver;
   layout: SandboxLayout;
   /** Whether a run of this process is on the thread. */

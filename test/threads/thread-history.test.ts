@@ -7,7 +7,7 @@ import { ErrorCode } from "../../errors.js";
 import type { SubagentRun } from "../../middleware/subagent-runs.js";
 import { ScriptedChatModel } from "../../models/scripted.js";
 import { expectFailure } from "../agents/helpers.js";
-import { mainAgent, openRunsKit, type RunsKit, subagent } from "./kit.js";
+import { mainAgent, openRunsKit, type RunsKit, subagent } from "../runs/kit.js";
 
 const CHILD = makeChildThreadId({
   parentThreadId: "t1",

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../errors.js";
 import { expectFailure } from "../agents/helpers.js";
-import { mainAgent, openRunsKit, type RunsKit, rowCounts, subagent } from "./kit.js";
+import { mainAgent, openRunsKit, type RunsKit, rowCounts, subagent } from "../runs/kit.js";
 
 const UPLOADS = "/home/gem/user-data/uploads";
 

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mainAgentResolver, narrowSubagents } from "../../agents/main-agent.js";
 import { AgentRepository } from "../../agents/repository.js";
 import { ErrorCode } from "../../errors.js";
-import { mainAgentResolver, narrowSubagents } from "../../runs/main-agent.js";
 import { type Database, openDatabase } from "../../store/database.js";
-import { expectFailure } from "../agents/helpers.js";
+import { expectFailure } from "./helpers.js";
 
 const context = (extra: Record<string, unknown> = {}) => ({
   context: { model: "offline", system_prompt: "You help.", ...extra },

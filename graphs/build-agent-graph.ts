@@ -153,7 +153,7 @@ export function buildAgentGraph(
  * The knowledge middleware (tools and prompt section) unless the agent's
  * `context.knowledge_bases` is `[]` or the runtime has no knowledge bases. Whether a run gets
  * the tools is decided per run, from its snapshot (`middleware/knowledge.ts`); a subagent's are
- * also in its allowed set only when its snapshot is non-empty (`AgentGraphs.loadChild`).
+ * also in its allowed set only when its snapshot is non-empty (`CompiledGraphs.loadChild`).
  */
 function knowledgeMiddleware(record: AgentRecord, deps: AgentGraphDeps) {
   const selection = record.config_json.context.knowledge_bases;
@@ -170,7 +170,7 @@ function knowledgeMiddleware(record: AgentRecord, deps: AgentGraphDeps) {
 
 function subagentMiddleware(record: AgentRecord) {
   // The bounds of this call, from the context the task tool sets (their defaults, the
-  // subagent's own max_rounds else the process's, were applied there: `AgentGraphs.loadChild`).
+  // subagent's own max_rounds else the process's, were applied there: `CompiledGraphs.loadChild`).
   // The graph's context schema refuses a run without them before its first step.
   const readBounds = (context: unknown): SubagentBounds => {
     const run = readSubagentRunContext(context, { reader: "a subagent's bounds" });
