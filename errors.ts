@@ -138,28 +138,126 @@ export const ErrorCode = {
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+/**
+ * Whose fault an error is, which says what the caller can do about it:
+ * - `input`: the request, payload or config is wrong; sending it again unchanged fails again.
+ * - `conflict`: the request is fine but clashes with the state now (a busy thread, an older
+ *   version, a pending approval); it may succeed once that state changes.
+ * - `upstream`: a service we depend on failed (the model, an MCP server, an embedding endpoint,
+ *   the database); nothing about the request was wrong, and it may succeed later.
+ * - `ours`: a bug, a broken invariant or this process's own state (closing, an unusable data
+ *   folder); the server log says more.
+ */
+export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
+
+/** The categories, in the order above. */
+export const ERROR_CATEGORIES = ["input", "conflict", "upstream", "ours"] as const;
+
+/**
+ * The category of every code, exhaustive by type: a new code does not compile until it has one.
+ * The HTTP status of each code (`server/http-errors.ts`) follows it: input 4xx, conflict 409,
+ * upstream 502–504, ours 5xx (`test/errors.test.ts` checks the two agree).
+ */
+export const ERROR_CATEGORY: Readonly<Record<ErrorCode, ErrorCategory>> = {
+  [ErrorCode.Validation]: "input",
+  [ErrorCode.BackendMismatch]: "input",
+  [ErrorCode.SubagentDefault]: "input",
+  [ErrorCode.BackendImmutable]: "input",
+  [ErrorCode.VersionConflict]: "conflict",
+  [ErrorCode.SlugTaken]: "conflict",
+  [ErrorCode.NotFound]: "input",
+  [ErrorCode.Forbidden]: "input",
+  [ErrorCode.AgentIsSubagent]: "input",
+  [ErrorCode.InvalidThreadId]: "input",
+  [ErrorCode.Cancelled]: "conflict",
+  [ErrorCode.ThreadBusy]: "conflict",
+  [ErrorCode.ModelUnavailable]: "input",
+  [ErrorCode.UnknownTool]: "input",
+  [ErrorCode.ScriptViolation]: "ours",
+  [ErrorCode.Closed]: "ours",
+  [ErrorCode.PathRefused]: "input",
+  [ErrorCode.UnknownSkill]: "input",
+  [ErrorCode.InvalidSkill]: "input",
+  [ErrorCode.TooLarge]: "input",
+  [ErrorCode.AgentInUse]: "conflict",
+  [ErrorCode.AlreadyExists]: "conflict",
+  [ErrorCode.Unsupported]: "input",
+  [ErrorCode.Internal]: "ours",
+  [ErrorCode.UnknownMcpServer]: "input",
+  [ErrorCode.ModelTimeout]: "upstream",
+  [ErrorCode.ModelFailed]: "upstream",
+  [ErrorCode.InvalidToolCalls]: "upstream",
+  [ErrorCode.McpUnavailable]: "upstream",
+  [ErrorCode.DataDirUnusable]: "ours",
+  [ErrorCode.CheckpointIncompatible]: "ours",
+  [ErrorCode.ConsoleUnavailable]: "ours",
+  [ErrorCode.MalformedJson]: "input",
+  [ErrorCode.UnsupportedMediaType]: "input",
+  [ErrorCode.Unauthorized]: "input",
+  [ErrorCode.BadRequest]: "input",
+  [ErrorCode.UnknownKnowledgeBase]: "input",
+  [ErrorCode.UnsupportedFileType]: "input",
+  [ErrorCode.FileParseFailed]: "input",
+  [ErrorCode.EmbeddingDimensionMismatch]: "input",
+  [ErrorCode.EmbeddingFailed]: "upstream",
+  [ErrorCode.RunSuperseded]: "conflict",
+  [ErrorCode.DatabaseUnavailable]: "upstream",
+  [ErrorCode.AwaitingApproval]: "conflict",
+};
+
+/**
+ * The ids an error is about, as fields a caller can read without parsing the message (the HTTP
+ * error body carries them as `error.details`). Only ids and small values: never a secret.
+ */
+export interface ErrorDetails {
+  thread_id?: string;
+  run_id?: string;
+  checkpoint_id?: string;
+  /** The agent's id (or, where only that is known, its slug). */
+  agent?: string;
+  /** Background task id. */
+  task_id?: string;
+  /** Pending approval (interrupt) ids. */
+  interrupt_ids?: readonly string[];
+  /** The stored version, for a version conflict. */
+  current_version?: number;
+}
+
 export interface SubagentGraphErrorOptions {
   /** The payload field (dotted path) the error is about, when there is one. */
   field?: string;
+  /** The ids the error is about (see {@link ErrorDetails}). */
+  details?: ErrorDetails;
   cause?: unknown;
 }
 
-/** Base class of every deliberate error. `isUserError` tells caller mistakes from our bugs. */
+/** Base class of every deliberate error. `category` says whose fault it is. */
 export class SubagentGraphError extends Error {
   readonly [BRAND] = true;
   readonly code: ErrorCode;
   readonly field: string | undefined;
+  readonly details: ErrorDetails | undefined;
 
   constructor(code: ErrorCode, message: string, options: SubagentGraphErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "SubagentGraphError";
     this.code = code;
     this.field = options.field;
+    this.details = options.details;
   }
 
-  /** True for errors caused by the caller's input or permissions, false for internal faults. */
+  /** Whose fault the error is (see {@link ErrorCategory}). */
+  get category(): ErrorCategory {
+    return ERROR_CATEGORY[this.code] ?? "ours";
+  }
+
+  /**
+   * True for errors the caller can act on (its input, or a conflict with the state now); false
+   * for an upstream service's failure or ours.
+   */
   get isUserError(): boolean {
-    return this.code !== ErrorCode.Internal;
+    const category = this.category;
+    return category === "input" || category === "conflict";
   }
 
   static isInstance(value: unknown): value is SubagentGraphError {
@@ -170,6 +268,14 @@ export class SubagentGraphError extends Error {
 /** Shorthand for a validation error about one field. */
 export function validationError(field: string, message: string): SubagentGraphError {
   return new SubagentGraphError(ErrorCode.Validation, message, { field });
+}
+
+/**
+ * The message of anything thrown: an `Error`'s message, anything else as a string (a rejected
+ * promise may carry any value).
+ */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** True when `value` is a {@link SubagentGraphError} with the given code. */

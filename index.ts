@@ -24,7 +24,12 @@ export type { ChildThreadIdParts } from "./checkpoints/child-thread-id.js";
 export { makeChildThreadId, parseChildThreadId } from "./checkpoints/child-thread-id.js";
 export type { AsyncTaskStatus, AsyncTaskToolName } from "./contract.js";
 export { ASYNC_TASK_STATUSES, ASYNC_TASK_TOOL_NAMES } from "./contract.js";
-export type { ErrorCode as ErrorCodeValue, SubagentGraphErrorOptions } from "./errors.js";
+export type {
+  ErrorCategory,
+  ErrorCode as ErrorCodeValue,
+  ErrorDetails,
+  SubagentGraphErrorOptions,
+} from "./errors.js";
 export { ErrorCode, SubagentGraphError } from "./errors.js";
 export type {
   ActionRequest,

@@ -149,7 +149,7 @@ export type RunContext = (MainRunContext & { thread_id: string }) | SubagentRunC
  * LangGraph hands every node, model-call and tool-call hook of a run the same context object (no
  * middleware of ours declares a `contextSchema`, which would make langchain parse a copy for
  * each of its hooks), so a run's context is checked once, not at each of its reads (bench/README.md,
- * "Delegation cost: compiled statements"); a context is never changed once its run started.
+ * "Scenario: dispatch"); a context is never changed once its run started.
  */
 const checkedContexts = new WeakMap<object, RunContext>();
 

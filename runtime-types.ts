@@ -58,21 +58,31 @@ export type UsersApi = Pick<
  * file accepted or rejected), `listFiles`/`getFile` (with ingest status), `deleteFile`,
  * `search`, `read` (numbered lines), and `idle` (resolves when the ingest queue is empty).
  */
-export type KnowledgeApi = Pick<
-  KnowledgeBases,
-  | "create"
-  | "list"
-  | "get"
-  | "update"
-  | "delete"
-  | "addFiles"
-  | "listFiles"
-  | "getFile"
-  | "deleteFile"
-  | "search"
-  | "read"
-  | "idle"
->;
+export type KnowledgeApi = Pick<KnowledgeBases, (typeof KNOWLEDGE_METHODS)[number]>;
+
+/**
+ * The members of the runtime's guarded surfaces: the methods of each repository or service it
+ * exposes (`createRuntime` wraps each so it refuses once the runtime is closed).
+ */
+export const KNOWLEDGE_METHODS = [
+  ...["create", "list", "get", "update", "delete"],
+  ...["addFiles", "listFiles", "getFile", "deleteFile", "search", "read", "idle"],
+] as const;
+export const AGENTS_METHODS = [
+  "create",
+  "ensure",
+  "get",
+  "list",
+  "update",
+  "delete",
+  "getDefault",
+] as const;
+export const USERS_METHODS = [
+  ...["add", "ensure", "get", "list"],
+  ...["issueToken", "authenticate", "listTokens", "revokeToken"],
+] as const;
+export const SKILLS_METHODS = ["list", "get", "install", "installFiles", "remove"] as const;
+export const ASYNC_TASKS_METHODS = ["list", "get", "cancel", "update", "answer"] as const;
 
 /** Options of {@link createRuntime}. Every field is optional: the defaults run offline. */
 export interface RuntimeOptions extends AgentPartsOptions {

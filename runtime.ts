@@ -2,23 +2,26 @@ import { resolve } from "node:path";
 import { readCatalog } from "./agents/catalog.js";
 import { mainAgentResolver, narrowSubagents } from "./agents/main-agent.js";
 import { AgentRepository } from "./agents/repository.js";
-import {
-  CHECKPOINT_STORAGE_ENV,
-  checkStorageOptions,
-  resolveChannelStorage,
-} from "./checkpoints/channel-storage.js";
 import { openStorage } from "./checkpoints/open-storage.js";
 import { ErrorCode, SubagentGraphError } from "./errors.js";
 import { openAgentParts } from "./graphs/agent-parts.js";
 import { openKnowledge } from "./knowledge/open.js";
 import { modelSpecCheck } from "./models/model-spec.js";
-import { type BackgroundTasks, openBackgroundTasks } from "./runs/async-tasks/open.js";
+import { BackgroundSlot, openBackgroundTasks } from "./runs/async-tasks/open.js";
 import { createHealthApi } from "./runs/health.js";
 import { createRunApi } from "./runs/run-api.js";
 import { createRunLifecycle } from "./runs/run-lifecycle.js";
 import { RunMetrics } from "./runs/run-metrics.js";
 import { openRunStore } from "./runs/run-store.js";
-import type { KnowledgeApi, Runtime, RuntimeOptions } from "./runtime-types.js";
+import {
+  AGENTS_METHODS,
+  ASYNC_TASKS_METHODS,
+  KNOWLEDGE_METHODS,
+  type Runtime,
+  type RuntimeOptions,
+  SKILLS_METHODS,
+  USERS_METHODS,
+} from "./runtime-types.js";
 import { SandboxLayout } from "./sandbox/layout.js";
 import { ThreadFiles } from "./sandbox/thread-files.js";
 import { StampedReads } from "./store/stamped-reads.js";
@@ -32,27 +35,6 @@ import { loadMcpServers } from "./tools/mcp/config.js";
 import { guardMethods } from "./util/guard-methods.js";
 
 export type * from "./runtime-types.js";
-
-/** The members of the runtime's `agents`, `users` and `skills`: their repositories' methods. */
-const AGENTS_METHODS = [
-  "create",
-  "ensure",
-  "get",
-  "list",
-  "update",
-  "delete",
-  "getDefault",
-] as const;
-const USERS_METHODS = [
-  ...["add", "ensure", "get", "list"],
-  ...["issueToken", "authenticate", "listTokens", "revokeToken"],
-] as const;
-const SKILLS_METHODS = ["list", "get", "install", "installFiles", "remove"] as const;
-const ASYNC_TASKS_METHODS = ["list", "get", "cancel", "update", "answer"] as const;
-const KNOWLEDGE_METHODS = [
-  ...["create", "list", "get", "update", "delete"],
-  ...["addFiles", "listFiles", "getFile", "deleteFile", "search", "read", "idle"],
-] as const satisfies readonly (keyof KnowledgeApi)[];
 
 /**
  * Creates a runtime. With no options it keeps agents and checkpoints in SQLite files under
@@ -71,25 +53,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const warn = options.warn ?? ((message: string) => console.warn(`[subagent-graph] ${message}`));
   // Before anything is opened: a bad config fails here without leaving a store open.
   const mcpServers = loadMcpServers({ option: options.mcpServers, env, dataDir });
-  const storageFromEnv = env[CHECKPOINT_STORAGE_ENV]?.trim() || undefined;
-  const requestedStorage = checkStorageOptions(
-    options.checkpointStorage ?? storageFromEnv,
-    options.deltaSnapshotFrequency,
-    options.checkpointStorage === undefined && storageFromEnv ? CHECKPOINT_STORAGE_ENV : undefined,
-  );
-  const { database: store, checkpointer } = options;
   const storage = await openStorage({
+    ...options,
     dataDir,
     env,
-    database: store,
-    checkpointer,
     // Send packets carry the agent's whole state: its growing channels go by reference.
     sendRefReducers: AGENT_STATE_REDUCERS,
   });
-  const { database, saver, hosted } = storage;
-  // Hosted graphs see the server's saver through the same packet compaction as ours
-  // (`graphs/hosted-graph.ts`), so they take our savers' default too.
-  const channelStorage = resolveChannelStorage(requestedStorage, saver);
+  const { database, saver, hosted, channelStorage } = storage;
   let closed = false;
   const ensureOpen = () => {
     if (closed)
@@ -99,8 +70,9 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   // A model no factory could build is refused when the agent is saved, not at its first chat.
   // Agents and knowledge bases are looked up on every run and task call and rarely written.
   const reads = new StampedReads(() => database.changeStamp());
+  const customModels = Object.keys(options.models ?? {});
   const agentRows = new AgentRepository(database.db, {
-    checkModel: modelSpecCheck(Object.keys(options.models ?? {})),
+    checkModel: modelSpecCheck(customModels),
     reads,
   });
   const layout = new SandboxLayout(dataDir);
@@ -114,19 +86,16 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     hosted,
     warn,
   });
-  const { threads, runRows, abandoned, running, deleter } = runStore;
+  const { threads, running, deleter } = runStore;
   const knowledge = openKnowledge(database, {
     warn,
     env,
     reads,
-    ...(options.maxKnowledgeFileBytes === undefined
-      ? {}
-      : { maxFileBytes: options.maxKnowledgeFileBytes }),
-    ...(options.knowledgeIngest === undefined ? {} : { ingest: options.knowledgeIngest }),
-    ...(options.knowledgeLeaseMs === undefined ? {} : { leaseMs: options.knowledgeLeaseMs }),
+    maxFileBytes: options.maxKnowledgeFileBytes,
+    ingest: options.knowledgeIngest,
+    leaseMs: options.knowledgeLeaseMs,
   });
-  // Bound once opened below: a graph is first built at a run, after everything is wired.
-  let background: BackgroundTasks | undefined;
+  const background = new BackgroundSlot();
   const { graphs, tools, mcp, skillLibrary, fileLimits, requestLog } = openAgentParts(options, {
     dataDir,
     env,
@@ -138,7 +107,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     storage: channelStorage,
     knowledge: knowledge.api,
     // Hosted too: the children run on `saver`, lent to them (`runs/async-tasks/open.ts`).
-    asyncTasks: (parent) => openedBackground(background).hostFor(parent),
+    asyncTasks: (parent) => background.service.hostFor(parent),
   });
 
   const mainAgent = mainAgentResolver(agentRows);
@@ -148,15 +117,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     saver,
     graphOf: (uid, record) => graphs.mainGraph(uid, record),
     isBusy: (threadId) => running.isBusy(threadId),
-    runStates: async (threadIds) => {
-      const states = await runRows.threadRunStates(threadIds);
-      // A run marked running by a process that died reads as what it is before its thread's
-      // status is told (as a run's own record is, see `runs/abandoned-runs.ts`).
-      const elsewhere = threadIds.filter((id) => states.get(id)?.active && !running.isBusy(id));
-      return elsewhere.length > 0 && (await abandoned.settleThreads(elsewhere))
-        ? runRows.threadRunStates(threadIds)
-        : states;
-    },
+    runStates: runStore.threadRunStates,
     validateThreadId,
     ensureOpen,
     deleteThread: (uid, threadId) => deleter.delete(uid, threadId),
@@ -169,49 +130,38 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     graphs,
     saver,
     mainAgent,
-    asyncTasksSince: (threadId, since) => openedBackground(background).since(threadId, since),
+    asyncTasksSince: (threadId, since) => background.service.since(threadId, since),
   });
   const skills = guardMethods(ensureOpen, skillLibrary, SKILLS_METHODS);
-  const runMetrics = new RunMetrics();
-  const runApi = createRunApi({
-    ensureOpen,
-    lifecycle,
-    running,
-    runRows,
-    abandoned,
-    checkThread,
-    metrics: runMetrics,
-    queue: runStore.fleet?.queue,
-  });
-  background = openBackgroundTasks({
-    database,
-    saver,
-    graphs,
-    agents: agentRows,
-    runStore,
-    checkThread,
-    run: (request) => runApi.run(request),
-    hosted,
-    warn,
-  });
+  const metrics = new RunMetrics();
+  const queue = runStore.fleet?.queue;
+  const runApi = createRunApi({ ...runStore, ensureOpen, lifecycle, checkThread, metrics, queue });
+  const { service: tasks, runner: taskRunner } = background.fill(
+    openBackgroundTasks({
+      database,
+      saver,
+      graphs,
+      agents: agentRows,
+      runStore,
+      checkThread,
+      run: (request) => runApi.run(request),
+      hosted,
+      warn,
+    }),
+  );
 
+  const backgroundTask = (uid: string, childThread: string) =>
+    tasks.ofChildThread(uid, childThread);
   return {
     ...runApi,
-    health: createHealthApi({ database, saver, running, metrics: runMetrics }),
-    ...createThreadHistoryApi({
-      ensureOpen,
-      threads,
-      saver,
-      checkThread,
-      backgroundTask: (uid, childThreadId) =>
-        openedBackground(background).ofChildThread(uid, childThreadId),
-    }),
+    health: createHealthApi({ database, saver, running, metrics }),
+    ...createThreadHistoryApi({ ensureOpen, threads, saver, checkThread, backgroundTask }),
     agents: guardMethods(ensureOpen, agentRows, AGENTS_METHODS),
     users: guardMethods(ensureOpen, new UserRepository(database.db), USERS_METHODS),
     threads: threadsApi,
     asyncTasks: {
-      ...guardMethods(ensureOpen, background.service, ASYNC_TASKS_METHODS),
-      setParentNotifier: (notifier) => background?.service.setParentNotifier(notifier),
+      ...guardMethods(ensureOpen, tasks, ASYNC_TASKS_METHODS),
+      setParentNotifier: (notifier) => tasks.setParentNotifier(notifier),
     },
     mcp: guardMethods(ensureOpen, mcp, ["list"]),
     files: createFilesApi({
@@ -227,14 +177,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     checkpointer: saver,
     runEvents: runStore.runEvents,
     fleet: runStore.fleet,
-    catalog: () =>
-      readCatalog({
-        env,
-        customModels: Object.keys(options.models ?? {}),
-        tools,
-        skills: skills.list,
-        mcp,
-      }),
+    catalog: () => readCatalog({ env, customModels, tools, skills: skills.list, mcp }),
     graph: async (uid, agent, graphOptions) => {
       ensureOpen();
       const record = await mainAgent(uid, agent);
@@ -245,7 +188,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       if (closed) return;
       closed = true;
       running.abortAll("runtime closed");
-      await background?.runner.close();
+      await taskRunner.close();
       graphs.clear();
       try {
         await knowledge.close();
@@ -255,15 +198,4 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       }
     },
   };
-}
-
-/** The background tasks once opened (graphs are built only after `createRuntime` wired them). */
-function openedBackground(background: BackgroundTasks | undefined) {
-  if (!background) {
-    throw new SubagentGraphError(
-      ErrorCode.Internal,
-      "a graph was built before the runtime's background tasks were opened",
-    );
-  }
-  return background.service;
 }

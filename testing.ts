@@ -7,7 +7,7 @@
  * Import from `subagent-graph/testing`.
  */
 
-import { ErrorCode, SubagentGraphError } from "./errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "./errors.js";
 import type { AnyThreadRecording, ThreadRecording } from "./models/recording-format.js";
 import { ReplayModel } from "./models/replay.js";
 import type { RunResult } from "./runs/events.js";
@@ -165,7 +165,7 @@ async function rerecord(
     try {
       await replayThread(runtime, replay, { uid: options.uid, threadId: RERECORD_THREAD });
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = messageOf(error);
       throw new SubagentGraphError(
         ErrorCode.ScriptViolation,
         `cannot re-record: the recorded responses no longer fit the agents (${reason}); the change alters how many model calls a turn makes, so record the thread again from a model with recordThread`,

@@ -2,6 +2,7 @@ import { readFileSync, type Stats, statSync } from "node:fs";
 import { z } from "zod";
 import type { RuntimeContext } from "./schema.js";
 import { parseOrThrow } from "./validation.js";
+import { messageOf } from "../errors.js";
 
 /** Execution limits of an agent, after defaults are applied. */
 export interface Limits {
@@ -133,7 +134,7 @@ export function settingsFileReader(
     } catch (error) {
       cached = {};
       warn(
-        `ignoring settings file ${file}: ${error instanceof Error ? error.message : String(error)}`,
+        `ignoring settings file ${file}: ${messageOf(error)}`,
       );
     }
     return cached;

@@ -194,7 +194,7 @@ export class AgentRepository {
         throw new SubagentGraphError(
           ErrorCode.VersionConflict,
           `agent "${current.slug}" was changed by someone else during this update: reload it and apply the change again`,
-          { field: "expected_version" },
+          { field: "expected_version", details: { agent: id } },
         );
       }
       return next;
@@ -415,7 +415,7 @@ async function detachSubagent(
       throw new SubagentGraphError(
         ErrorCode.VersionConflict,
         `agent "${agent.slug}" changed while "${subagent.slug}" was being detached from it: try the delete again`,
-        { field: "id" },
+        { field: "id", details: { agent: agent.id } },
       );
     }
   }

@@ -104,7 +104,7 @@ export function applyAgentUpdate(
       ErrorCode.VersionConflict,
       `agent "${record.slug}" is at version ${record.version}, but the update was based on ` +
         `version ${patch.expected_version}: reload the agent and apply the change again`,
-      { field: "expected_version" },
+      { field: "expected_version", details: { agent: record.id, current_version: record.version } },
     );
   }
   const backend = resolveBackend(patch.backend_id, patch.is_subagent);

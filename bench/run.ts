@@ -245,7 +245,8 @@ async function main(): Promise<void> {
   const allTargets: TargetCheck[] = [];
   let failed = false;
   for (const scenario of selected) {
-    console.log(`\n## ${scenario.title}\n`);
+    // The heading names the scenario as bench/README.md does ("Scenario: dispatch").
+    console.log(`\n## Scenario: ${scenario.name} — ${scenario.title}\n`);
     const message = await runInProcess(scenario.name, options);
     if (!message.ok) {
       failed = true;

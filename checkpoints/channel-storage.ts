@@ -36,7 +36,7 @@ export interface ChannelStorage {
  * Updates of a channel between two snapshots. A main agent's turn writes `messages` about four
  * times (input, model, tools, model), so 250 updates is a snapshot every ~60 turns: a read
  * replays at most 250 writes (about 15 ms on SQLite), and a snapshot rarely falls inside a
- * window of turns (bench/README.md, "Snapshot frequency", has the sweep behind the choice).
+ * window of turns (bench/README.md, "Scenario: snapshots", has the sweep behind the choice).
  */
 export const DEFAULT_SNAPSHOT_FREQUENCY = 250;
 
@@ -94,6 +94,23 @@ export function checkStorageOptions(
  * its delta read deserializes every ancestor checkpoint: the bench measured delta there at 10×
  * the full storage's time per turn by turn 50.
  */
+/**
+ * The storage the runtime's options ask for, else {@link CHECKPOINT_STORAGE_ENV}, checked before
+ * anything opens ({@link checkStorageOptions}).
+ */
+export function requestedStorage(
+  option: unknown,
+  snapshotFrequency: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+): RequestedStorage {
+  const fromEnv = env[CHECKPOINT_STORAGE_ENV]?.trim() || undefined;
+  return checkStorageOptions(
+    option ?? fromEnv,
+    snapshotFrequency,
+    option === undefined && fromEnv ? CHECKPOINT_STORAGE_ENV : undefined,
+  );
+}
+
 export function resolveChannelStorage(
   requested: RequestedStorage = checkStorageOptions(undefined),
   saver?: BaseCheckpointSaver,

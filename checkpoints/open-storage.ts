@@ -3,6 +3,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { prepareDataDir } from "../store/data-dir.js";
 import { type Database, openDatabase } from "../store/database.js";
+import { type ChannelStorage, requestedStorage, resolveChannelStorage } from "./channel-storage.js";
 import type { ChannelReducers } from "./delta-read.js";
 import { borrowSaver, type ManagedSaver, openSaver } from "./savers.js";
 
@@ -16,6 +17,10 @@ export interface StorageOptions {
   checkpointer?: "sqlite" | "memory" | "postgres" | "host" | BaseCheckpointSaver;
   /** The state channels our savers store by reference in `Send` packets (see `send-refs.ts`). */
   sendRefReducers?: ChannelReducers;
+  /** The runtime's `checkpointStorage` option, checked before anything opens. */
+  checkpointStorage?: unknown;
+  /** The runtime's `deltaSnapshotFrequency` option, checked with it. */
+  deltaSnapshotFrequency?: unknown;
 }
 
 /** The opened store and saver; `close` closes what was opened here, not what was lent. */
@@ -27,6 +32,12 @@ export interface Storage {
    * then ours (SQLite in the data folder, PostgreSQL with a URL) for background tasks' children.
    */
   hosted: boolean;
+  /**
+   * How graphs store their channels: the options' (or the environment's) choice, else the
+   * saver's default (hosted graphs see the server's saver through the same packet compaction
+   * as ours, `graphs/hosted-graph.ts`, so they take our savers' default too).
+   */
+  channelStorage: ChannelStorage;
   close(): Promise<void>;
 }
 
@@ -37,6 +48,11 @@ export interface Storage {
  */
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   const { dataDir, env } = options;
+  const requested = requestedStorage(
+    options.checkpointStorage,
+    options.deltaSnapshotFrequency,
+    env,
+  );
   const ownsDatabase = typeof options.database !== "object";
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
   // SQLite files go into the data folder (the agent store unless a database is named, the
@@ -75,6 +91,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     database,
     saver: saver.saver,
     hosted: kind === "host",
+    channelStorage: resolveChannelStorage(requested, saver.saver),
     async close() {
       try {
         await saver.close();

@@ -2,7 +2,8 @@
  * The statements {@link ForkSafePostgresSaver} writes with: a checkpoint with its blobs, and a
  * task's writes, each in ONE statement. The stock saver sends `BEGIN`, one `INSERT` per blob (or
  * per write), the checkpoint's `INSERT` and `COMMIT`: six or seven round trips for a typical
- * checkpoint, and most of a fleet process's CPU went to sending them (bench/README.md, "4b").
+ * checkpoint, and most of a fleet process's CPU went to sending them (bench/README.md,
+ * "Scenario: fleet").
  * One statement is one implicit transaction in PostgreSQL, so all or nothing still holds; the
  * rows, columns and conflict rules are the stock saver's (`sql.ts` of
  * `@langchain/langgraph-checkpoint-postgres`), so any reader of those tables sees no difference.

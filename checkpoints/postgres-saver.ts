@@ -334,7 +334,11 @@ export class ForkSafePostgresSaver extends PostgresSaver {
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
     if (config.configurable === undefined) {
-      throw new Error(`Missing "configurable" field in "config" param`);
+      throw new SubagentGraphError(
+        ErrorCode.Validation,
+        `Missing "configurable" field in "config" param: pass { configurable: { thread_id } }`,
+        { field: "config.configurable" },
+      );
     }
     const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable;
     const [blobs, serializedMetadata] = await Promise.all([

@@ -37,8 +37,8 @@ const CACHE_PARENTS = 64;
 /**
  * Serialized bytes of a step's packets' state (a compacted channel's value times the packets
  * carrying it) below which it stays inline: proving a reference reads the parent's state, a
- * round trip or more on PostgreSQL (4–5 ms a step measured there, bench/README.md "Delegation
- * cost: the child's reads and small packets"), dearer than the bytes while a thread is short.
+ * round trip or more on PostgreSQL (4–5 ms a step measured there, bench/README.md,
+ * "Scenario: dispatch"), dearer than the bytes while a thread is short.
  */
 export const MIN_REF_BYTES = 2_048;
 /** Longest a task's writes wait for their checkpoint's `put` to start before going inline. */

@@ -7,7 +7,7 @@
  */
 
 import { OpenAIEmbeddings } from "@langchain/openai";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
 import type { EmbedderSettings } from "./schema.js";
 
 /** Settings of a knowledge base that has an embedder (model and dimensions both set). */
@@ -85,7 +85,7 @@ export function openAIEmbedderFactory(env: Readonly<Record<string, string | unde
         try {
           vectors = await client.embedDocuments([...texts]);
         } catch (error) {
-          const reason = error instanceof Error ? error.message : String(error);
+          const reason = messageOf(error);
           throw new SubagentGraphError(
             ErrorCode.EmbeddingFailed,
             `embedding model "${settings.model}" at ${where} failed: ${scrub(reason, apiKey)}; check that the server is up, that the model name is right and that ${settings.api_key_env ?? "OPENAI_API_KEY"} holds a key it accepts`,

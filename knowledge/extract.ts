@@ -6,6 +6,7 @@
 
 import { type FileFormat, parseFailed } from "./formats.js";
 import { htmlToText } from "./html-text.js";
+import { messageOf } from "../errors.js";
 
 /**
  * The text of a file.
@@ -71,6 +72,6 @@ async function docxText(name: string, content: Uint8Array): Promise<string> {
 }
 
 function reasonOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return message.length > 200 ? `${message.slice(0, 199)}…` : message;
 }

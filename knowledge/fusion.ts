@@ -6,9 +6,9 @@
 
 /**
  * The weights of hybrid search, BM25 dominant. Measured on Cranfield (`npm run bench -- --only
- * knowledge`, bench/README.md) with the only embedder reachable here, the test suite's hashed
- * bag of words and trigrams (weak: it knows no synonyms): every weight given to the vectors
- * above this one did worse (on SQLite, 0.25 already dropped recall@10 from 0.403 to 0.394 and
+ * knowledge`, bench/README.md, "Scenario: knowledge") with the only embedder reachable here, the
+ * test suite's hashed bag of words and trigrams (weak: it knows no synonyms): every weight given
+ * to the vectors above this one did worse (on SQLite, 0.25 already dropped recall@10 from 0.403 to 0.394 and
  * equal weights to 0.356); at 0.1 SQLite's hybrid matches BM25 alone (0.405 / 0.387 / 0.528
  * against 0.403 / 0.386 / 0.530 recall@10 / nDCG@10 / MRR) and PostgreSQL's beats `ts_rank`
  * alone on every measure (0.344 / 0.337 / 0.505 against 0.330 / 0.323 / 0.486). A good

@@ -14,6 +14,7 @@ import { fuseRankings, HYBRID_WEIGHTS } from "./fusion.js";
 import type { KnowledgeBaseRecord } from "./schema.js";
 import type { VectorHit } from "./vector-cache.js";
 import type { VectorStore } from "./vector-store.js";
+import { messageOf } from "../errors.js";
 
 /** The weights of the two rankings (see {@link HYBRID_WEIGHTS}). */
 export interface FusionWeights {
@@ -135,7 +136,7 @@ async function nearestChunks(
     try {
       [vector] = await embedder.embed([query]);
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = messageOf(error);
       deps.warn(
         `knowledge search: full-text only for ${kbs.map((kb) => `"${kb.name}"`).join(", ")}: ${reason}`,
       );

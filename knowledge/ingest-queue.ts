@@ -10,7 +10,7 @@
  */
 
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { SubagentGraphError } from "../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../errors.js";
 import { chunkText, lineCount } from "./chunk.js";
 import { activeEmbedder, type Embedder, type EmbedderFactory } from "./embedder.js";
 import { extractFileText } from "./extract.js";
@@ -111,7 +111,7 @@ export class IngestQueue {
         // New files first; then the files of knowledge bases whose embedder changed.
         if (!claimed) toEmbed = await this.#files.claimEmbedding(this.#leaseMs);
       } catch (error) {
-        this.#warn(`knowledge ingest: cannot read the queue: ${describe(error)}`);
+        this.#warn(`knowledge ingest: cannot read the queue: ${messageOf(error)}`);
         return;
       }
       if (claimed) await this.#index(claimed);
@@ -170,13 +170,13 @@ export class IngestQueue {
       );
     } catch (error) {
       const known = SubagentGraphError.isInstance(error);
-      if (!known) this.#warn(`knowledge ingest: file ${file.id} failed: ${describe(error)}`);
+      if (!known) this.#warn(`knowledge ingest: file ${file.id} failed: ${messageOf(error)}`);
       const message = known
         ? error.message
-        : `file "${file.name}" could not be indexed (${describe(error)}): upload it again, or report this if it keeps failing`;
+        : `file "${file.name}" could not be indexed (${messageOf(error)}): upload it again, or report this if it keeps failing`;
       await this.#files.markError(file.id, message).catch((markError: unknown) => {
         this.#warn(
-          `knowledge ingest: cannot record the failure of ${file.id}: ${describe(markError)}`,
+          `knowledge ingest: cannot record the failure of ${file.id}: ${messageOf(markError)}`,
         );
       });
     }
@@ -217,13 +217,13 @@ export class IngestQueue {
       await this.#files.finishEmbedding(file, embedder?.key);
     } catch (error) {
       const known = SubagentGraphError.isInstance(error);
-      if (!known) this.#warn(`knowledge ingest: vectors of ${file.id} failed: ${describe(error)}`);
+      if (!known) this.#warn(`knowledge ingest: vectors of ${file.id} failed: ${messageOf(error)}`);
       const message = known
         ? error.message
-        : `the vectors of file "${file.name}" could not be made (${describe(error)}): change the knowledge base's embedder to try again`;
+        : `the vectors of file "${file.name}" could not be made (${messageOf(error)}): change the knowledge base's embedder to try again`;
       await this.#files.embeddingFailed(file.id, message).catch((markError: unknown) => {
         this.#warn(
-          `knowledge ingest: cannot record the failure of ${file.id}: ${describe(markError)}`,
+          `knowledge ingest: cannot record the failure of ${file.id}: ${messageOf(markError)}`,
         );
       });
     }
@@ -233,10 +233,12 @@ export class IngestQueue {
 function formatOf(stored: string): FileFormat {
   const format = FILE_FORMATS.find((known) => known === stored);
   // Only formats detectFormat returned are stored; anything else is a damaged row.
-  if (format === undefined) throw new Error(`unknown stored format "${stored}"`);
+  if (format === undefined) {
+    throw new SubagentGraphError(
+      ErrorCode.Internal,
+      `knowledge file row has an unknown stored format "${stored}" (the row is damaged: re-add the file)`,
+    );
+  }
   return format;
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -8,7 +8,7 @@
  */
 
 import { type Kysely, sql, type Transaction } from "kysely";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
 import type { DatabaseSchema } from "../store/schema.js";
 import type { VectorSource } from "./vector-cache.js";
 
@@ -24,7 +24,11 @@ const TABLE = /^kb_vec_(\d+)$/;
 
 function tableName(dimensions: number): string {
   if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > 8192) {
-    throw new Error(`vector length ${dimensions} out of range`);
+    throw new SubagentGraphError(
+      ErrorCode.Validation,
+      `dimensions: vector length ${dimensions} is out of range: use a whole number from 1 to 8192`,
+      { field: "dimensions" },
+    );
   }
   return `kb_vec_${dimensions}`;
 }
@@ -43,7 +47,7 @@ async function ensureTable(db: Executor, dimensions: number): Promise<string> {
       db,
     );
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     throw new SubagentGraphError(
       ErrorCode.Internal,
       `cannot store vectors on SQLite (${reason}): the sqlite-vec extension did not load for this database; reinstall the sqlite-vec package for this platform, or remove the knowledge base's embedder for full-text search only`,

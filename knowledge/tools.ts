@@ -9,7 +9,7 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { type StructuredToolInterface, type ToolRuntime, tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
 import { type KnowledgeAgent, type RunKnowledge, runKnowledge } from "./run-knowledge.js";
 import type { KnowledgeBaseRecord } from "./schema.js";
 import { DEFAULT_READ_LINES, type KnowledgeBases } from "./service.js";
@@ -197,7 +197,7 @@ async function respond(
   } catch (error) {
     if (runtime.signal?.aborted) throw error;
     // Our own messages name only what the caller passed; anything else is reported plainly.
-    const text = error instanceof Error ? error.message : String(error);
+    const text = messageOf(error);
     return new ToolMessage({
       content: `${name} failed: ${text}`,
       tool_call_id: toolCallId,

@@ -3,7 +3,8 @@
  * database into one flat array, and read again when its stamp (its version, its embedder, what
  * its stored vectors are) changes. Used on PostgreSQL (no pgvector, see `postgres-vectors.ts`)
  * and on SQLite, where the scan is faster than sqlite-vec's own exact search (10 ms against
- * 25-35 ms for 24k vectors of 384 dimensions, `bench/README.md`); sqlite-vec keeps storing them.
+ * 25-35 ms for 24k vectors of 384 dimensions, bench/README.md, "Scenario: knowledge"); sqlite-vec
+ * keeps storing them.
  *
  * The scan is a dot product per vector (they are unit length). Memory: 4 bytes per dimension per
  * chunk of every knowledge base searched by this process.
@@ -136,7 +137,7 @@ function topByDot(cached: Cached, query: Float32Array, k: number): VectorHit[] {
 
 /**
  * The dot product of `query` with the vector at `offset` of `vectors`. Four sums side by side:
- * V8 keeps them in registers, ~7% faster than one (bench/README.md).
+ * V8 keeps them in registers, ~7% faster than one (bench/README.md, "Scenario: knowledge").
  */
 function dotAt(vectors: Float32Array, offset: number, query: Float32Array): number {
   let a = 0;

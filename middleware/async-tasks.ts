@@ -10,7 +10,7 @@ import {
   type AsyncTaskStatus,
   isFinishedAsyncTask,
 } from "../contract.js";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
 import { formatSubagentListing } from "../util/subagent-listing.js";
 import type { AsyncTaskHost } from "./async-task-host.js";
 import { type AsyncTask, asyncTaskSchema, upsertAsyncTasks } from "./async-task-records.js";
@@ -246,7 +246,7 @@ async function answer(
   } catch (error) {
     const reason = SubagentGraphError.isInstance(error)
       ? error.message
-      : `${name} failed: ${error instanceof Error ? error.message : String(error)}; try again`;
+      : `${name} failed: ${messageOf(error)}; try again`;
     return new ToolMessage({ content: reason, tool_call_id: toolCallId, name, status: "error" });
   }
 }

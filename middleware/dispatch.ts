@@ -2,7 +2,7 @@ import { type AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/m
 import type { ToolRuntime } from "@langchain/core/tools";
 import { Command, isGraphBubbleUp } from "@langchain/langgraph";
 import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
-import { SubagentGraphError } from "../errors.js";
+import { SubagentGraphError, messageOf } from "../errors.js";
 import { messageText } from "../util/message-text.js";
 import type { PendingApproval } from "./approval-request.js";
 import { ChildClock } from "./child-clock.js";
@@ -52,7 +52,7 @@ export async function dispatchTask(
     // A child waiting for a person pauses this call (LangGraph's interrupt): not a failure.
     if (isGraphBubbleUp(error)) throw error;
     // Nothing above lets an error out; this is the promise kept should a bug do so.
-    const reason = `subagent ${JSON.stringify(args.subagent_type)} failed: ${errorMessage(error)}; ${UNFORESEEN}`;
+    const reason = `subagent ${JSON.stringify(args.subagent_type)} failed: ${messageOf(error)}; ${UNFORESEEN}`;
     return events.finish(endedRun(identity, reason), reason);
   }
 }
@@ -244,7 +244,7 @@ async function dispatch(
         ? `timed out after ${limits.subagentTimeoutMs} ms`
         : status === "cancelled"
           ? "cancelled with the parent run"
-          : errorMessage(error);
+          : messageOf(error);
     content = `subagent "${slug}" ${status === "failed" ? `failed: ${reason}` : reason}`;
     run = finishedRun(identity, {
       status,
@@ -287,7 +287,7 @@ function couldNotStart(slug: string, error: unknown): string {
       error.field && !error.message.includes(error.field) ? ` (its ${error.field})` : "";
     return `${head}${field}: ${error.message}`;
   }
-  return `${head}: ${errorMessage(error)}; ${UNFORESEEN}`;
+  return `${head}: ${messageOf(error)}; ${UNFORESEEN}`;
 }
 
 /** The fix an error we did not foresee can name. */
@@ -346,6 +346,3 @@ function finalAnswer(messages: BaseMessage[]): string {
   return "";
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -32,7 +32,7 @@ export interface FileScopeMiddlewareOptions {
  * No graph step of its own: a turn is told by the user message that started it (the newest
  * human message in the state) and the run, so the later model calls of a run keep the skills its
  * first call prepared, and a replay or a resume prepares them again. A `beforeAgent` hook would cost every run one more step
- * and checkpoint (a seventh of a run without task calls, bench/README.md).
+ * and checkpoint (a seventh of a run without task calls, bench/README.md, "Scenario: dispatch").
  */
 export function createFileScopeMiddleware(options: FileScopeMiddlewareOptions) {
   // Skills by skills scope and turn; bounded instead of cleaned up by an `afterAgent` hook, which

@@ -1,7 +1,7 @@
 import { Runnable, RunnableBinding } from "@langchain/core/runnables";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import { createMiddleware, type ModelRequest } from "langchain";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
 
 /** Options of {@link createModelCallGuardMiddleware}. */
 export interface ModelCallGuardOptions {
@@ -87,7 +87,7 @@ function modelName(model: unknown): string {
 /** The HTTP status (when there is one) and the message of a failed model call. */
 function describeFailure(error: unknown): string {
   const status = (error as { status?: unknown } | null)?.status;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   // langchain appends a troubleshooting URL on a line of its own: the first line says it all.
   const firstLine = message.split("\n")[0]?.trim().replace(/\.$/, "") || "(no message)";
   if (typeof status === "number" && !firstLine.startsWith(String(status))) {

@@ -29,8 +29,8 @@ export function notAllowedMessage(name: string): string {
  *   last message is not an AI message). The last assistant message (possibly tool calls only, so
  *   empty text) is the answer. Checked inside the model call, not in a `beforeModel` hook: a hook
  *   is a graph node of its own, one more superstep and checkpoint before every model call of
- *   every child (bench/README.md, issue 20). Not `modelCallLimitMiddleware`, which appends an AI
- *   message of its own that would become the answer.
+ *   every child (bench/README.md, "Scenario: dispatch"). Not `modelCallLimitMiddleware`, which
+ *   appends an AI message of its own that would become the answer.
  * - **Schemas**: the model is offered only the allowed tools.
  * - **Execution guard**: a call to any other tool (hallucinated, injected, or merely hidden from
  *   the model) is answered `tool not in allowed set: <name>` and its handler never runs. Having a

@@ -9,7 +9,7 @@ import { Validator } from "@langchain/core/utils/json_schema";
 import { interopSafeParseAsync, isInteropZodSchema } from "@langchain/core/utils/types";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError } from "langchain";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
 import { findTooDeep, formatJsonPath } from "../util/json-depth.js";
 import { messageText } from "../util/message-text.js";
 
@@ -308,10 +308,10 @@ function refusedStreak(messages: readonly BaseMessage[] | undefined): {
 }
 
 function errorText(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).trim() || "(no message)";
+  return messageOf(error).trim() || "(no message)";
 }
 
 function firstLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
+  const text = messageOf(error);
   return text.split("\n")[0]?.trim() || "(no message)";
 }

@@ -12,7 +12,7 @@ type BindTools = NonNullable<BaseChatModel["bindTools"]>;
  * langchain's `createAgent` binds the agent's tools on every model call, and
  * `ChatOpenAI.bindTools` answers with a new `ChatOpenAI` each time: two sub-models, every tool's
  * schema converted to JSON again, and on its first request a new OpenAI HTTP client. That was
- * about 2.5 % of a delegating run's CPU (bench/README.md, "CPU per run"). A bound model holds
+ * about 2.5 % of a delegating run's CPU (bench/README.md, "Scenario: cpu"). A bound model holds
  * only its options, so one serves every call, concurrent ones included.
  *
  * Options that are not plain JSON (a structured-output schema, a callback) are not cached:

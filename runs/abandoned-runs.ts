@@ -22,6 +22,7 @@ import type { SubagentRun } from "../middleware/subagent-runs.js";
 import type { RunRepository, RunRow, ThreadLease } from "../store/runs.js";
 import { readRunSubagentRuns } from "../threads/thread-state.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../util/process-identity.js";
+import { messageOf } from "../errors.js";
 
 /** What {@link AbandonedRuns} works with. */
 export interface AbandonedRunsOptions {
@@ -81,7 +82,7 @@ export class AbandonedRuns {
    */
   async sweep(): Promise<number> {
     const failed = (what: string, error: unknown) =>
-      this.options.warn(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.warn(`${what}: ${messageOf(error)}`);
     let rows: RunRow[];
     try {
       rows = await this.options.runs.running();
@@ -188,7 +189,7 @@ export class AbandonedRuns {
       children = await readRunSubagentRuns(this.options.saver, row.thread_id, row.created_at);
     } catch (error) {
       this.options.warn(
-        `run ${row.run_id}: its subagent records could not be read from thread "${row.thread_id}": ${error instanceof Error ? error.message : String(error)}`,
+        `run ${row.run_id}: its subagent records could not be read from thread "${row.thread_id}": ${messageOf(error)}`,
       );
     }
     await this.options.runs.interrupt(row.run_id, `${reason}; ${RESUME_HINT}`, children);

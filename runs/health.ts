@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import type { Database } from "../store/database.js";
 import type { RunCounts, RunMetrics } from "./run-metrics.js";
 import type { RunningRuns } from "./running-runs.js";
+import { messageOf } from "../errors.js";
 
 /** One dependency's answer to a readiness probe. */
 export interface ReadinessCheck {
@@ -64,7 +65,7 @@ async function probe(check: () => Promise<unknown>): Promise<ReadinessCheck> {
     await Promise.race([check(), timeout]);
     return { ok: true, ms: Math.round(performance.now() - started) };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     return { ok: false, ms: Math.round(performance.now() - started), error: masked(message) };
   } finally {
     clearTimeout(timer);

@@ -20,6 +20,7 @@ import {
   type RunEventRepository,
   type StoredRunEvent,
 } from "../store/run-events.js";
+import { messageOf } from "../errors.js";
 
 /** One event of a run's stream (the SSE `id`, `event` and `data`). */
 export interface LoggedRunEvent {
@@ -394,6 +395,3 @@ function isCarriedEvent(value: unknown): value is CarriedEvent {
   );
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

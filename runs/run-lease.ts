@@ -72,7 +72,7 @@ export class RunLease {
       throw new SubagentGraphError(
         ErrorCode.ThreadBusy,
         `thread "${threadId}" already has a run in progress (in another process): wait for it to finish or cancel it`,
-        { field: "threadId" },
+        { field: "threadId", details: { thread_id: threadId } },
       );
     }
     try {

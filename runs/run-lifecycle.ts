@@ -419,7 +419,7 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       throw new SubagentGraphError(
         ErrorCode.NotFound,
         `checkpoint "${checkpointId}" not found in thread "${threadId}": pass a checkpoint id from the thread's history`,
-        { field: "checkpointId" },
+        { field: "checkpointId", details: { thread_id: threadId, checkpoint_id: checkpointId } },
       );
     }
   }
@@ -483,14 +483,14 @@ export function createRunLifecycle(deps: RunLifecycleDeps): RunLifecycle {
       return new SubagentGraphError(
         ErrorCode.RunSuperseded,
         `run ${prepared.runId} stopped here: another worker resumes it`,
-        { cause: error },
+        { cause: error, details: { thread_id: prepared.threadId, run_id: prepared.runId } },
       );
     }
     await repairCancelledTurn(prepared.graph, saver, prepared.threadId, prepared.startedAt);
     return new SubagentGraphError(
       ErrorCode.Cancelled,
       `run ${prepared.runId} was cancelled; thread "${prepared.threadId}" is consistent and takes the next message`,
-      { cause: error },
+      { cause: error, details: { thread_id: prepared.threadId, run_id: prepared.runId } },
     );
   }
 

@@ -33,6 +33,12 @@ export interface RunStore {
   runEvents: RunEventLog | undefined;
   /** Queued runs shared by a fleet: on PostgreSQL; undefined on SQLite. */
   fleet: Fleet | undefined;
+  /**
+   * Whether each thread has a run active or pending, as `RunRepository.threadRunStates` reads
+   * it, except that a run marked running by a process that died reads as what it is first
+   * (as a run's own record is, see `runs/abandoned-runs.ts`).
+   */
+  threadRunStates: RunRepository["threadRunStates"];
 }
 
 /** Where the run store is opened. */
@@ -119,5 +125,12 @@ export async function openRunStore(options: RunStoreOptions): Promise<RunStore> 
     threadLeaseMs,
     runEvents,
     fleet,
+    async threadRunStates(threadIds) {
+      const states = await runRows.threadRunStates(threadIds);
+      const elsewhere = threadIds.filter((id) => states.get(id)?.active && !running.isBusy(id));
+      return elsewhere.length > 0 && (await abandoned.settleThreads(elsewhere))
+        ? runRows.threadRunStates(threadIds)
+        : states;
+    },
   };
 }

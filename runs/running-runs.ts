@@ -33,7 +33,7 @@ export class RunningRuns {
       throw new SubagentGraphError(
         ErrorCode.ThreadBusy,
         `thread "${run.threadId}" already has a run in progress: wait for it to finish or cancel it`,
-        { field: "threadId" },
+        { field: "threadId", details: { thread_id: run.threadId } },
       );
     }
     this.#busyThreads.add(run.threadId);

@@ -1,10 +1,19 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import {
+  ERROR_CATEGORY,
+  type ErrorCategory,
+  ErrorCode,
+  type ErrorDetails,
+  SubagentGraphError,
+} from "../errors.js";
 import { isDatabaseUnavailable } from "../store/database-unavailable.js";
 import { describeValidation } from "./validation-message.js";
 
-/** The HTTP status of each error code. */
+/**
+ * The HTTP status of each error code, by its category (`ERROR_CATEGORY` in `errors.ts`): the
+ * caller's input 4xx, a conflict with the state 409, an upstream service 502–504, ours 5xx.
+ */
 const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.Validation]: 422,
   [ErrorCode.BackendMismatch]: 422,
@@ -57,25 +66,48 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.DatabaseUnavailable]: 503,
 };
 
-/** The one error shape every endpoint answers with: `code` is always an {@link ErrorCode}. */
-export interface ErrorBody {
-  error: { code: ErrorCode; message: string; field?: string };
+/** The HTTP status an error with `code` is answered with. */
+export function httpStatusOf(code: ErrorCode): number {
+  return STATUS[code] ?? 500;
 }
 
-/** Sends `{ error: { code, message } }` with the status of `code`. */
+/**
+ * The one error shape every endpoint answers with: `code` is always an {@link ErrorCode},
+ * `category` whose fault it is, `details` the ids it is about when the error names some.
+ */
+export interface ErrorBody {
+  error: {
+    code: ErrorCode;
+    category: ErrorCategory;
+    message: string;
+    field?: string;
+    details?: ErrorDetails;
+  };
+}
+
+/** Sends `{ error: { code, category, message } }` with the status of `code`. */
 export function sendCode(reply: FastifyReply, code: ErrorCode, message: string, field?: string) {
   return sendError(reply, STATUS[code], code, message, field);
 }
 
-/** Sends `{ error: { code, message } }` with `status`. */
+/** Sends `{ error: { code, category, message, field?, details? } }` with `status`. */
 export function sendError(
   reply: FastifyReply,
   status: number,
   code: ErrorCode,
   message: string,
   field?: string,
+  details?: ErrorDetails,
 ) {
-  const body: ErrorBody = { error: { code, message, ...(field ? { field } : {}) } };
+  const body: ErrorBody = {
+    error: {
+      code,
+      category: ERROR_CATEGORY[code] ?? "ours",
+      message,
+      ...(field ? { field } : {}),
+      ...(details ? { details } : {}),
+    },
+  };
   return reply.status(status).type("application/json").send(body);
 }
 
@@ -86,9 +118,10 @@ export function sendError(
  */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (SubagentGraphError.isInstance(error)) {
-    const status = STATUS[error.code] ?? 500;
-    if (status >= 500) request.log.error({ err: error }, "request failed");
-    return sendError(reply, status, error.code, error.message, error.field);
+    const status = httpStatusOf(error.code);
+    if (error.category === "ours") request.log.error({ err: error }, "request failed");
+    else if (status >= 500) request.log.warn({ err: error }, "request failed upstream");
+    return sendError(reply, status, error.code, error.message, error.field, error.details);
   }
   if (hasZodFastifySchemaValidationErrors(error)) {
     const { field, message } = describeValidation(

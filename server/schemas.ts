@@ -1,18 +1,36 @@
 import { z } from "zod";
 import { BACKEND_IDS, runtimeContextSchema, SHARE_MODES } from "../agents/schema.js";
 import { RECORDED_RUN_STATUSES } from "../contract.js";
+import { ERROR_CATEGORIES } from "../errors.js";
 
 /**
  * Response shapes, validated on the way out (the zod serializer compiler) and published in the
  * OpenAPI document. Request shapes live beside their routes.
  */
 
-/** Every error: `{ error: { code, message, field? } }`. */
+/** Every error: `{ error: { code, category, message, field?, details? } }` (`ErrorBody`). */
 export const errorSchema = z.object({
   error: z.object({
     code: z.string().describe("stable code, e.g. NOT_FOUND, VALIDATION_FAILED, THREAD_BUSY"),
+    category: z
+      .enum(ERROR_CATEGORIES)
+      .describe(
+        "whose fault: input (the request is wrong), conflict (the state now refuses it), upstream (a service we depend on failed; try later), ours (see the server log)",
+      ),
     message: z.string().describe("names the thing, the bad value and the fix"),
     field: z.string().optional(),
+    details: z
+      .object({
+        thread_id: z.string().optional(),
+        run_id: z.string().optional(),
+        checkpoint_id: z.string().optional(),
+        agent: z.string().optional(),
+        task_id: z.string().optional(),
+        interrupt_ids: z.array(z.string()).optional(),
+        current_version: z.number().optional(),
+      })
+      .optional()
+      .describe("the ids the error is about, when it names some"),
   }),
 });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
 import { makeDirectorySync } from "../util/make-directory.js";
 
 /**
@@ -32,7 +32,7 @@ export function prepareDataDir(dataDir: string): void {
 }
 
 function unusable(dataDir: string, what: string, cause: unknown): SubagentGraphError {
-  const reason = cause instanceof Error ? cause.message : String(cause);
+  const reason = messageOf(cause);
   return new SubagentGraphError(
     ErrorCode.DataDirUnusable,
     `data folder "${dataDir}" ${what} (${reason}): use a folder you can write to (the dataDir option; on the command line --data <dir> or SUBAGENT_GRAPH_DATA)`,

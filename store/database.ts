@@ -12,7 +12,7 @@ import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import pg from "pg";
 import * as sqliteVec from "sqlite-vec";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
 import { freshSharedRead } from "../util/fresh-shared-read.js";
 import { makeDirectorySync } from "../util/make-directory.js";
 import { survivePoolClientErrors } from "../util/pg-client-errors.js";
@@ -173,7 +173,7 @@ export async function openPostgresDatabase(
   const notifications = pgNotifications(
     pool,
     (message) => console.warn(`[subagent-graph] PostgreSQL database "${shown}": ${message}`),
-    (error) => scrub(error instanceof Error ? error.message : String(error)),
+    (error) => scrub(messageOf(error)),
   );
   return withClose(
     db,
@@ -199,7 +199,7 @@ function connectionFailed(
       `cannot open PostgreSQL database "${shown}": the URL is malformed; use postgres://user:password@host:port/database (percent-encode special characters in the password)`,
     );
   }
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   return new SubagentGraphError(
     ErrorCode.Internal,
     `cannot connect to PostgreSQL database "${shown}": ${scrub(reason)}; check that the server is running and that the URL's host, port, user, password and database are right`,
@@ -254,7 +254,7 @@ function openSqliteFile(file: string): SQLite.Database {
     loadVectorExtension(sqlite);
     return sqlite;
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     throw new SubagentGraphError(
       ErrorCode.Internal,
       `cannot open SQLite database "${file}": ${reason}; check that the path is a writable file`,

@@ -16,7 +16,7 @@ import {
   PostgresAdapter,
   sql,
 } from "kysely";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
 import type { DatabaseSchema } from "./schema.js";
 
 /** One entry of {@link MIGRATIONS}. */
@@ -535,7 +535,7 @@ export async function migrateToLatest(db: Kysely<DatabaseSchema>): Promise<void>
   }).migrateToLatest();
   if (error === undefined) return;
   const failed = results?.find((result) => result.status === "Error")?.migrationName;
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   const what =
     failed === undefined
       ? "the database schema could not be migrated (before any migration ran)"

@@ -9,6 +9,7 @@
  */
 
 import pg from "pg";
+import { ErrorCode, SubagentGraphError } from "../errors.js";
 
 /** The payload a handler receives after the connection was lost and made again. */
 export const MISSED_NOTIFICATIONS = "*";
@@ -119,7 +120,7 @@ export function pgNotifications(
       if (closed) {
         fresh.removeAllListeners();
         await fresh.end().catch(() => undefined);
-        throw new Error("notifications are closed");
+        throw notificationsClosed();
       }
       client = fresh;
       return fresh;
@@ -129,7 +130,7 @@ export function pgNotifications(
 
   return {
     async listen(channel, handler) {
-      if (closed) throw new Error("notifications are closed");
+      if (closed) throw notificationsClosed();
       let set = handlers.get(channel);
       const first = !set;
       if (!set) {
@@ -163,4 +164,12 @@ export function pgNotifications(
 /** `LISTEN "channel"`, the name quoted as an identifier. */
 function listenSql(channel: string): string {
   return `listen "${channel.replaceAll('"', '""')}"`;
+}
+
+/** A listen after `close()`: the runtime that owned the notifications is closing. */
+function notificationsClosed(): SubagentGraphError {
+  return new SubagentGraphError(
+    ErrorCode.Closed,
+    "PostgreSQL notifications are closed: the runtime that opened them was closed",
+  );
 }

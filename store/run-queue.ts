@@ -238,9 +238,9 @@ export class RunQueue {
    *
    * One statement, so one round trip: under load a worker waits for the CPU at every round
    * trip, and a claim made of a transaction of one statement per step was most of a queued
-   * run's wait before it started (bench/README.md, "4b"). The statement is atomic as the
-   * transaction was: candidates are locked `FOR UPDATE SKIP LOCKED` (two workers never wait for
-   * each other, nor claim the same run), a lease is taken only when free (the upsert's
+   * run's wait before it started (bench/README.md, "Scenario: fleet"). The statement is atomic as
+   * the transaction was: candidates are locked `FOR UPDATE SKIP LOCKED` (two workers never wait
+   * for each other, nor claim the same run), a lease is taken only when free (the upsert's
    * condition, checked again under the row's lock), and only runs whose lease was taken change.
    */
   async claimSome(runner: ProcessIdentity, leaseMs: number, max: number): Promise<ClaimedRun[]> {

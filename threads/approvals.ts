@@ -36,7 +36,10 @@ export function awaitingApprovalError(threadId: string, pending: readonly Pendin
   return new SubagentGraphError(
     ErrorCode.AwaitingApproval,
     `thread "${threadId}" is waiting for approval of ${listPending(pending)}: answer with command.resume ({ "decisions": [{ "type": "approve" | "edit" | "reject" }] }, or a map from interrupt id to that when several are pending) before sending a new message`,
-    { field: "input" },
+    {
+      field: "input",
+      details: { thread_id: threadId, interrupt_ids: pending.map((entry) => entry.id) },
+    },
   );
 }
 

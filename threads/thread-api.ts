@@ -173,7 +173,7 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
       throw new SubagentGraphError(
         ErrorCode.NotFound,
         `thread "${threadId}" not found: pass the id of one of your threads`,
-        { field: "thread_id" },
+        { field: "thread_id", details: { thread_id: threadId } },
       );
     }
     return row;
@@ -245,7 +245,10 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
           throw new SubagentGraphError(
             ErrorCode.NotFound,
             `checkpoint "${options.checkpointId}" not found in thread "${threadId}": pass a checkpoint_id from its history`,
-            { field: "checkpoint_id" },
+            {
+              field: "checkpoint_id",
+              details: { thread_id: threadId, checkpoint_id: options.checkpointId },
+            },
           );
         }
         return undefined;
@@ -266,7 +269,7 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
         throw new SubagentGraphError(
           ErrorCode.ThreadBusy,
           `thread "${threadId}" has a run in progress: fork it once the run has finished`,
-          { field: "thread_id" },
+          { field: "thread_id", details: { thread_id: threadId } },
         );
       }
       const graph = await graphFor(uid, row);
@@ -317,7 +320,10 @@ export function createThreadsApi(deps: ThreadsApiDeps): ThreadsApi {
           throw new SubagentGraphError(
             ErrorCode.NotFound,
             `checkpoint "${options.checkpointId}" not found in thread "${threadId}": pass a checkpoint_id from its history`,
-            { field: "checkpoint_id" },
+            {
+              field: "checkpoint_id",
+              details: { thread_id: threadId, checkpoint_id: options.checkpointId },
+            },
           );
         }
         const metadata = (tuple.metadata ?? {}) as Record<string, unknown>;

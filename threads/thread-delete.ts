@@ -23,7 +23,7 @@ import { join } from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { parseChildThreadId } from "../checkpoints/child-thread-id.js";
 import { threadIdsStartingWith } from "../checkpoints/thread-listing.js";
-import { ErrorCode, SubagentGraphError } from "../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
 import type { SandboxLayout } from "../sandbox/layout.js";
 import type { RunRepository } from "../store/runs.js";
 import type { ThreadRepository } from "../store/threads.js";
@@ -85,7 +85,7 @@ export class ThreadDeleter {
       new SubagentGraphError(
         ErrorCode.ThreadBusy,
         `thread "${threadId}" has a run in progress: cancel the run (or wait for it to finish), then delete the thread`,
-        { field: "thread_id" },
+        { field: "thread_id", details: { thread_id: threadId } },
       );
     if (this.deps.isBusy(threadId)) throw busy();
     await this.holding(threadId, busy, async () => {
@@ -206,6 +206,3 @@ export class ThreadDeleter {
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -11,7 +11,7 @@ export const STATEMENT_CACHE_SIZE = 256;
  * LangGraph's `SqliteSaver` keeps statements (they prepare one per query, per `put`, per
  * `putWrites`). Compiling costs more than most of our statements take to run: the ten
  * statements of a run's records went from about 1.0 to 0.4 ms with this cache (bench/README.md,
- * "Delegation cost: compiled statements"). A compiled statement stays valid across schema
+ * "Scenario: dispatch"). A compiled statement stays valid across schema
  * changes (SQLite recompiles it when it must).
  *
  * A cached statement is shared by every caller of the same SQL, so callers must not change its

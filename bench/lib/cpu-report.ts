@@ -3,6 +3,7 @@
  * repetitions, the tables, and the targets of issue 42 judged on them.
  */
 import type { CellSample } from "./cpu-cell.js";
+import { LOAD_HEADERS, loadCells } from "./load-row.js";
 import type { TargetCheck } from "./scenario.js";
 import { median, percentile } from "./stats.js";
 import { bytes, fmt, ratio, type Table } from "./table.js";
@@ -105,11 +106,7 @@ export function cpuTables(
     headers: [
       "system",
       "clients",
-      "runs",
-      "errors",
-      "runs/s",
-      "p50 ms",
-      "p99 ms",
+      ...LOAD_HEADERS,
       "CPU ms/run",
       "main thread ms/run",
       ...(postgres ? ["postgres ms/run", "total ms/run", "pickup p50 ms"] : []),
@@ -120,11 +117,7 @@ export function cpuTables(
     rows: summaries.map((s) => [
       s.system,
       String(s.clients),
-      String(s.runs),
-      String(s.errors),
-      fmt(s.runsPerSecond, 1),
-      fmt(s.p50Ms, 0),
-      fmt(s.p99Ms, 0),
+      ...loadCells(s),
       fmt(s.cpuMsPerRun, 1),
       fmt(s.mainThreadMsPerRun, 1),
       ...(postgres

@@ -29,7 +29,7 @@ const PHASES: readonly Phase[] = [
   },
   {
     name: "run registry and event log (server/live-runs, runs/run-event-log)",
-    frames: /\/server\/runs\/|run-event-log|run-events/,
+    frames: /\/server\/live-runs\/|run-event-log|run-events/,
   },
   {
     name: "run preparation and records (runs/, store/, kysely, better-sqlite3)",

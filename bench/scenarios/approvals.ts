@@ -20,7 +20,7 @@ import { collectGarbage, type Repeat, rotated, timeMs } from "../lib/timing.js";
 
 /**
  * Latencies of every model call: 0 ms (the orchestration's own cost, shown) and 100 ms, where the
- * wall-time target is judged, as scenario 2 judges its wall targets.
+ * wall-time target is judged, as the parallel scenario judges its wall targets.
  */
 const LATENCIES_MS = [0, 100] as const;
 const TARGET_LATENCY_MS = 100;
@@ -57,15 +57,15 @@ interface CellResult {
 }
 
 /**
- * Scenario 9: a main agent delegates to two subagents in one turn, one of which gates a tool;
- * the turn pauses, and is resumed with an approve decision. Ours and Deep Agents 1.14.1 on the
- * same scripted model, side by side: what the resume runs (model requests and tool executions,
- * and of those the finished calls it ran again), and the paused plus resumed turn's wall time ÷
- * the same turn without a gate.
+ * The approvals scenario: a main agent delegates to two subagents in one turn, one of which gates a
+ * tool; the turn pauses, and is resumed with an approve decision. Ours and Deep Agents 1.14.1 on
+ * the same scripted model, side by side: what the resume runs (model requests and tool executions,
+ * and of those the finished calls it ran again), and the paused plus resumed turn's wall time ÷ the
+ * same turn without a gate.
  */
 export const approvalsScenario: Scenario = {
   name: "approvals",
-  title: "9. Approvals: one paused subagent of two, resumed",
+  title: "Approvals: one paused subagent of two, resumed",
   async run({ quick }) {
     const repeat: Repeat = quick ? { warmup: 1, iterations: 3 } : { warmup: 2, iterations: 15 };
     const savers = quick ? SAVERS.slice(1, 2) : SAVERS;

@@ -67,7 +67,7 @@ interface LearnSample {
 }
 
 /**
- * Scenario 12 (issue 41, background subagents), two parts on the same scripted models
+ * The background scenario (issue 41, background subagents), two parts on the same scripted models
  * (`lib/background-scripts.ts`):
  * 1. ours only: the parent's plain turns (one model call, 50 ms) while 3 background tasks of its
  *    thread are running (busy: a researcher model call of 1 s, a `lookup`, again), against the
@@ -83,7 +83,7 @@ interface LearnSample {
  */
 export const backgroundScenario: Scenario = {
   name: "background",
-  title: "12. Background subagents: turns beside running tasks, and learning a result",
+  title: "Background subagents: turns beside running tasks, and learning a result",
   async run({ quick }) {
     const turnRepeat: Repeat = quick ? { warmup: 1, iterations: 4 } : { warmup: 2, iterations: 20 };
     const turnsPerBlock = quick ? 5 : 10;

@@ -26,13 +26,13 @@ interface SizeResult {
 }
 
 /**
- * Scenario 5: what it costs to get an agent's compiled graph with S subagents allowed: cold
+ * The build scenario: what it costs to get an agent's compiled graph with S subagents allowed: cold
  * (the agent changed, so its cache key is new) and cached; beside `createDeepAgent` with S
  * subagents. Our subagents' own graphs are built at their first dispatch, not here.
  */
 export const buildScenario: Scenario = {
   name: "build",
-  title: "5. Graph build cost",
+  title: "Graph build cost",
   async run({ quick }) {
     const sizes = [1, 10, 50];
     const repeat = quick ? { warmup: 1, iterations: 5 } : { warmup: 3, iterations: 15 };

@@ -67,14 +67,14 @@ export interface PointAnalysis {
 }
 
 /**
- * Scenario 3: one conversation per system and saver, one task call per turn, run to a short and
- * a long point (50 and 500 turns; quick: 20 and 60): ours with delta storage (the default), ours
- * with full storage (LangGraph's stock storage) and Deep Agents, side by side on each saver
- * (turns interleaved); footprints along the way, reads at both points.
+ * The checkpoints scenario: one conversation per system and saver, one task call per turn, run to a
+ * short and a long point (50 and `BENCH_LONG_TURNS`, default 200; quick: 20 and 60): ours with
+ * delta storage (the default), ours with full storage (LangGraph's stock storage) and Deep Agents,
+ * side by side on each saver (turns interleaved); footprints along the way, reads at both points.
  */
 export const checkpointScenario: Scenario = {
   name: "checkpoints",
-  title: "3. Checkpoint growth",
+  title: "Checkpoint growth",
   async run({ quick }) {
     const { savers: planned, short, long, longSavers } = plan(quick);
     const points = [short, long];

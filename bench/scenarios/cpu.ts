@@ -56,7 +56,7 @@ function systemsOf(
 }
 
 /**
- * Scenario 12 (issue 42): CPU per delegating run, side by side with the official dev server.
+ * The cpu scenario (issue 42): CPU per delegating run, side by side with the official dev server.
  * Both servers run the same graph on the same 50 ms token-streaming model: `boss` calls
  * `researcher` and `reviewer` in one AI message (two parallel `task` calls), then answers. SDK
  * clients in a process of their own run 2-turn conversations (turn 1 `runs.wait`, turn 2
@@ -66,7 +66,7 @@ function systemsOf(
  */
 export const cpuScenario: Scenario = {
   name: "cpu",
-  title: "12. CPU per delegating run: ours and the dev server (SDK clients, 50 ms model)",
+  title: "CPU per delegating run: ours and the dev server (SDK clients, 50 ms model)",
   async run(options) {
     if (options.saver === "postgres" && !(await freshPostgresDatabase("cpu_probe"))) {
       return {

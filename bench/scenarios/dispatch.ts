@@ -49,17 +49,18 @@ const PARALLEL_CHILDREN = 16;
 const K0_SAMPLES_PER_ROUND = 5;
 
 /**
- * Scenario 1: a main agent whose first turn makes K parallel `task` calls to a subagent that
- * answers at once, and whose second turn answers; ours, Deep Agents and the no-orchestrator
+ * The dispatch scenario: a main agent whose first turn makes K parallel `task` calls to a subagent
+ * that answers at once, and whose second turn answers; ours, Deep Agents and the no-orchestrator
  * floor on the same saver, interleaved, beside one bare child run (the lower bound).
  */
 export const dispatchScenario: Scenario = {
   name: "dispatch",
-  title: "1. Dispatch overhead",
+  title: "Dispatch overhead",
   async run({ quick }) {
     const ks = quick ? [1, 2, 4, 8, 16] : Array.from({ length: 16 }, (_, i) => i + 1);
     // Per-task overhead at small K is a difference of two medians a few ms apart: 7 rounds left
-    // it moving by more than ours and Deep Agents' differ (bench/README.md), so 12.
+    // it moving by more than ours and Deep Agents' differ, so 12 (bench/README.md,
+    // "Scenario: dispatch", and its history).
     const repeat = quick ? { warmup: 1, iterations: 3 } : { warmup: 2, iterations: 12 };
     const results: SaverResult[] = [];
     // `BENCH_DISPATCH_SAVERS=sqlite` runs some savers only (default all).
@@ -127,7 +128,7 @@ async function measureSaver(
   // systems' order turns each round, so none always runs first after the previous K's garbage.
   // K are taken in another order each round, after a full collection (untimed): in a fixed
   // order one K sat where a collection fell round after round, and its median stood a few ms
-  // above both neighbours' (bench/README.md, issue 20's eleventh session).
+  // above both neighbours' (bench/README.md, "Scenario: dispatch", and its history).
   for (let round = 0; round < repeat.warmup + repeat.iterations; round += 1) {
     const order = rotated(SYSTEMS, round);
     collectGarbage();

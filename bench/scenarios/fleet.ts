@@ -51,9 +51,9 @@ interface FleetLevel {
 }
 
 /**
- * The fleet scenario, the load scenario's fleet mode: real `serve` processes on one PostgreSQL database
- * (1 process, then 2, each answering requests and running queued runs), a fake OpenAI server
- * with a 50 ms model, and 32 and 64 clients running 3-turn conversations with a subagent per
+ * The fleet scenario, the load scenario's fleet mode: real `serve` processes on one PostgreSQL
+ * database (1 process, then 2, each answering requests and running queued runs), a fake OpenAI
+ * server with a 50 ms model, and 32 and 64 clients running 3-turn conversations with a subagent per
  * turn; then the takeover time after a SIGKILL of the worker running a run.
  */
 export const fleetScenario: Scenario = {

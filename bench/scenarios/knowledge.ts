@@ -307,7 +307,7 @@ async function speed(
  */
 export const knowledgeScenario: Scenario = {
   name: "knowledge",
-  title: "8. Knowledge bases: Cranfield relevance, ingest and search speed",
+  title: "Knowledge bases: Cranfield relevance, ingest and search speed",
   async run({ quick }) {
     const quality: (Relevance & { engine: string })[] = [];
     // The bench's embedder: the fake OpenAI server's hashed /v1/embeddings (no real model here).

@@ -31,8 +31,8 @@ interface LevelResult {
 }
 
 /**
- * The load scenario: the HTTP service (createServer on an ephemeral port, SQLite store and saver in a
- * temp data dir) with a 50 ms model; N concurrent clients each run conversations of 3 turns
+ * The load scenario: the HTTP service (createServer on an ephemeral port, SQLite store and saver in
+ * a temp data dir) with a 50 ms model; N concurrent clients each run conversations of 3 turns
  * (`POST /threads`, then `POST /threads/:id/runs/wait` per turn), one task call per turn. Then
  * repeated rounds of 32 clients with the heap measured after a full GC after each.
  */

@@ -37,13 +37,13 @@ interface KResult {
 }
 
 /**
- * Scenario 2: every model call takes 100 ms; a fan-out of K tasks (cap raised to K) should take
- * three latencies whatever K is. Ours, Deep Agents, the LangGraph minimum and the floor,
- * interleaved, on the same saver.
+ * The parallel scenario: every model call takes 100 ms; a fan-out of K tasks (cap raised to K)
+ * should take three latencies whatever K is. Ours, Deep Agents, the LangGraph minimum and the
+ * floor, interleaved, on the same saver.
  */
 export const parallelScenario: Scenario = {
   name: "parallel",
-  title: "2. Parallel efficiency (100 ms per model call)",
+  title: "Parallel efficiency (100 ms per model call)",
   async run({ quick }) {
     // A median of 5 moved by more than ours and Deep Agents' walls differ (1 % here): 15.
     const repeat = quick ? { warmup: 1, iterations: 3 } : { warmup: 2, iterations: 15 };

@@ -25,7 +25,7 @@ interface Weight {
 }
 
 /**
- * Scenario 6: what each system sends the model on the main agent's first call and on the
+ * The prompt scenario: what each system sends the model on the main agent's first call and on the
  * child's call: the tools' JSON definitions (OpenAI function format) and the system text.
  * The main agent has no tools of its own; the child has one (`current_time`). A second
  * configuration of ours keeps the default tool set (every registered tool: current_time and the
@@ -33,7 +33,7 @@ interface Weight {
  */
 export const promptScenario: Scenario = {
   name: "prompt",
-  title: "6. Prompt weight",
+  title: "Prompt weight",
   async run() {
     const weights: Weight[] = [
       ...(await oursWeights("ours", [], ["current_time"])),

@@ -17,11 +17,11 @@ function sweepSavers(): SaverName[] {
  * `deltaSnapshotFrequency`, one conversation of `BENCH_SNAPSHOT_TURNS` turns (default 200;
  * quick: 60) per frequency, side by side on each saver of `BENCH_SNAPSHOT_SAVERS`: bytes, where
  * snapshots land, read cost at the end. (500 turns × 4 frequencies × 2 savers take over an hour
- * here: each delta turn still slows down with the thread's length, see scenario 3.)
+ * here: each delta turn still slows down with the thread's length, see the checkpoints scenario.)
  */
 export const snapshotScenario: Scenario = {
   name: "snapshots",
-  title: "3b. Delta snapshot frequency",
+  title: "Delta snapshot frequency",
   async run({ quick }) {
     const turns = Number(process.env.BENCH_SNAPSHOT_TURNS) || (quick ? 60 : 200);
     const short = quick ? 20 : 50;
@@ -90,7 +90,7 @@ export const snapshotScenario: Scenario = {
         "snapshot every = deltaSnapshotFrequency: updates of a channel (supersteps that change it; `messages` changes ~4 times a turn here) between full snapshots of its value.",
         "snapshots (turns) = the turns whose checkpoints hold a full snapshot of that channel (the conversation's thread).",
         "worst 5 turns = the largest mean bytes/turn of any 5 consecutive turns ÷ turns 1–5: the linear target's ratio wherever its window falls.",
-        `getState / history as in scenario 3 (p50 of ${quick ? 5 : 20} interleaved reads); replayed at head = writes a head read replays (messages / subagent_runs).`,
+        `getState / history as in the checkpoints scenario (p50 of ${quick ? 5 : 20} interleaved reads); replayed at head = writes a head read replays (messages / subagent_runs).`,
         ...(skipped.length ? [`skipped (PostgreSQL not installed): ${skipped.join(", ")}`] : []),
       ],
     };

@@ -12,7 +12,7 @@ import { fmt, int, ratio, type Table } from "../lib/table.js";
 import { rotated } from "../lib/timing.js";
 import { DELEGATE, startTokenModel } from "../lib/token-model-server.js";
 
-/** Every model call's wait before its first chunk, as scenario 4's model. */
+/** Every model call's wait before its first chunk, as the load scenario's model. */
 const LATENCY_MS = 50;
 /** Tokens of the answer whose first token is timed. */
 const TTFT_TOKENS = 20;
@@ -68,16 +68,16 @@ interface CellResult extends Cell {
 }
 
 /**
- * Scenario 10: streaming to clients, ours (`subagent-graph serve`, SQLite) against the official
- * dev server (`langgraphjs dev` on our `langgraph.json`), each in its own process on the same
- * token-streaming OpenAI-compatible model (50 ms to the first chunk of each call), both driven
+ * The streaming scenario: streaming to clients, ours (`subagent-graph serve`, SQLite) against the
+ * official dev server (`langgraphjs dev` on our `langgraph.json`), each in its own process on the
+ * same token-streaming OpenAI-compatible model (50 ms to the first chunk of each call), both driven
  * with the official SDK over the legacy protocol (`runs.stream`/`joinStream`) and the v2 thread
- * protocol (`threads.stream`, SSE): the time from the request that starts a run to the main
- * agent's first token, and the events per second one run delivers to 8 subscribers.
+ * protocol (`threads.stream`, SSE): the time from the request that starts a run to the main agent's
+ * first token, and the events per second one run delivers to 8 subscribers.
  */
 export const streamingScenario: Scenario = {
   name: "streaming",
-  title: "10. Streaming: v2 thread protocol and legacy runs.stream, ours and the dev server",
+  title: "Streaming: v2 thread protocol and legacy runs.stream, ours and the dev server",
   async run({ quick }) {
     const ttftRepeat = quick ? { warmup: 2, iterations: 10 } : { warmup: 3, iterations: 40 };
     const fanRepeat = quick ? { warmup: 1, iterations: 3 } : { warmup: 2, iterations: 12 };

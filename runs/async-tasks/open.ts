@@ -12,7 +12,7 @@
 
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { AgentRepository } from "../../agents/repository.js";
-import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../../errors.js";
 import type { CompiledGraphs } from "../../graphs/compiled-graphs.js";
 import type { AsyncTask } from "../../middleware/async-task-records.js";
 import { PREGEL_CHECKPOINTER_KEY } from "../../middleware/child-run.js";
@@ -50,6 +50,36 @@ export interface BackgroundTasksOptions {
 export interface BackgroundTasks {
   service: AsyncTasks;
   runner: AsyncTaskRunner;
+}
+
+/**
+ * The background tasks, opened after the graphs that start them (which need the runs API, wired
+ * last): graphs are built only at a run, once `createRuntime` has filled the slot.
+ */
+export class BackgroundSlot {
+  #opened: BackgroundTasks | undefined;
+
+  /** Fills the slot; returns what it was filled with. */
+  fill(opened: BackgroundTasks): BackgroundTasks {
+    this.#opened = opened;
+    return opened;
+  }
+
+  /** The opened tasks, undefined before {@link fill}. */
+  get opened(): BackgroundTasks | undefined {
+    return this.#opened;
+  }
+
+  /** The service, for a graph being built; throws `INTERNAL` when the slot is still empty. */
+  get service(): AsyncTasks {
+    if (!this.#opened) {
+      throw new SubagentGraphError(
+        ErrorCode.Internal,
+        "a graph was built before the runtime's background tasks were opened",
+      );
+    }
+    return this.#opened.service;
+  }
 }
 
 /** How long a notify run waits for a busy parent thread before it gives up, in ms. */
@@ -149,7 +179,7 @@ async function notifyByRun(
       if (!busy || Date.now() > deadline) {
         if (!(SubagentGraphError.isInstance(error) && error.code === ErrorCode.AwaitingApproval)) {
           options.warn(
-            `background task ${task.id}: could not start a run on thread "${threadId}" to tell it (${error instanceof Error ? error.message : String(error)}); its next model call is told instead`,
+            `background task ${task.id}: could not start a run on thread "${threadId}" to tell it (${messageOf(error)}); its next model call is told instead`,
           );
         }
         return;

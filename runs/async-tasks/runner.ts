@@ -15,6 +15,7 @@ import type { AsyncTaskPatch, AsyncTaskRepository, AsyncTaskRow } from "../../st
 import { livenessOf, type ProcessIdentity } from "../../util/process-identity.js";
 import { runSegment } from "./child-segment.js";
 import { inputsOf, taskOf } from "./records.js";
+import { messageOf } from "../../errors.js";
 
 /** What the runner needs from the runtime. */
 export interface AsyncTaskRunnerDeps {
@@ -295,6 +296,3 @@ export class AsyncTaskRunner {
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -1,5 +1,5 @@
 import { RE2JS } from "re2js";
-import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
 import type { FileToolLimits } from "../limits.js";
 import { resolveHostPath } from "../policy.js";
 import { openForRead } from "../safe-fs.js";
@@ -107,7 +107,7 @@ function compile(args: GrepArgs): RE2JS {
   } catch (error) {
     throw new SubagentGraphError(
       ErrorCode.Validation,
-      `pattern ${JSON.stringify(args.pattern)} is not a valid RE2 regular expression (${error instanceof Error ? error.message : String(error)}): fix it, or pass fixed_strings: true to search for literal text`,
+      `pattern ${JSON.stringify(args.pattern)} is not a valid RE2 regular expression (${messageOf(error)}): fix it, or pass fixed_strings: true to search for literal text`,
       { field: "pattern" },
     );
   }

@@ -7,7 +7,7 @@
  */
 
 import { parse } from "yaml";
-import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
 import { SKILL_NAME_PATTERN } from "./skill-name.js";
 
 /** The file every skill must have at its top level, starting with the front matter. */
@@ -56,7 +56,7 @@ export function parseSkillManifest(text: string, source: string): SkillManifest 
     // logLevel "error": throw on errors but do not print warnings to the process.
     data = parse(lines.slice(1, end).join("\n"), { logLevel: "error" });
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     throw invalid(`${source} has front matter that is not valid YAML (${reason}): fix the YAML`, {
       cause: error,
     });

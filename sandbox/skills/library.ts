@@ -120,15 +120,16 @@ export class SkillLibrary {
    */
   async install(sourceDir: string, options: SkillInstallOptions = {}): Promise<SkillSummary> {
     const label = `skill source ${JSON.stringify(sourceDir)}`;
+    const notAFolder = `${label} is not a readable folder: pass the folder that holds SKILL.md`;
     let realSource: string;
+    let isFolder: boolean;
     try {
       realSource = await realpath(sourceDir);
-      if (!(await lstat(realSource)).isDirectory()) throw new Error("not a folder");
+      isFolder = (await lstat(realSource)).isDirectory();
     } catch (error) {
-      throw invalidSkill(`${label} is not a readable folder: pass the folder that holds SKILL.md`, {
-        cause: error,
-      });
+      throw invalidSkill(notAFolder, { cause: error });
     }
+    if (!isFolder) throw invalidSkill(notAFolder);
     return this.#installFrom(realSource, label, options);
   }
 

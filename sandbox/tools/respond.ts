@@ -1,6 +1,6 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
-import { SubagentGraphError } from "../../errors.js";
+import { SubagentGraphError, messageOf } from "../../errors.js";
 import { errnoOf } from "../../util/errno.js";
 import type { SandboxLayout } from "../layout.js";
 import { scopeIdsOf } from "../run-scope.js";
@@ -72,5 +72,5 @@ function scrub(text: string, scope: FileScope | undefined, layout: SandboxLayout
 function describeFailure(error: unknown): string {
   const code = errnoOf(error);
   if (code && SYSTEM_ERRORS[code]) return `${SYSTEM_ERRORS[code]} (${code})`;
-  return error instanceof Error ? error.message : String(error);
+  return messageOf(error);
 }

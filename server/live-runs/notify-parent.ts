@@ -6,7 +6,7 @@
  * never run twice at once. One process (SQLite) tries again while the thread is busy.
  */
 
-import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
 import { noticeId, noticeText } from "../../middleware/async-task-text.js";
 import type { ParentNotifier } from "../../runs/async-tasks/service.js";
 import type { Runtime } from "../../runtime.js";
@@ -46,7 +46,7 @@ export function serviceNotifier(
         if (code === ErrorCode.AwaitingApproval || code === ErrorCode.NotFound) return;
         if (code !== ErrorCode.ThreadBusy || Date.now() > deadline) {
           warn(
-            `background task ${task.id}: could not start a run on thread "${threadId}" to tell it (${error instanceof Error ? error.message : String(error)})`,
+            `background task ${task.id}: could not start a run on thread "${threadId}" to tell it (${messageOf(error)})`,
           );
           return;
         }

@@ -1,6 +1,7 @@
 import type { Fleet } from "../../runs/fleet.js";
 import type { ClaimedRun } from "../../store/run-queue.js";
 import type { RunRegistry } from "./run-registry.js";
+import { messageOf } from "../../errors.js";
 
 /** How a {@link QueueWorker} works. */
 export interface QueueWorkerOptions {
@@ -217,6 +218,3 @@ export class QueueWorker {
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -6,7 +6,7 @@ export function runNotFound(params: { thread_id: string; run_id: string }, why?:
   return new SubagentGraphError(
     ErrorCode.NotFound,
     `run "${params.run_id}" not found on thread "${params.thread_id}"${why ? ` (${why}, and this one restarted or never ran it)` : ""}: list the thread's runs for their ids`,
-    { field: "run_id" },
+    { field: "run_id", details: { thread_id: params.thread_id, run_id: params.run_id } },
   );
 }
 
@@ -34,7 +34,7 @@ export function checkpointNotFound(checkpointId: string, threadId: string, body:
   return new SubagentGraphError(
     ErrorCode.NotFound,
     `${field}: checkpoint "${checkpointId}" not found in thread "${threadId}": pass a checkpoint_id from the thread's history, or leave it out to run from the latest`,
-    { field },
+    { field, details: { thread_id: threadId, checkpoint_id: checkpointId } },
   );
 }
 
@@ -45,7 +45,7 @@ export function busyWhileResuming(threadId: string) {
   return new SubagentGraphError(
     ErrorCode.ThreadBusy,
     `thread "${threadId}" has a run in progress: wait for it to end, then resume what it waits on (GET /threads/${threadId} lists its interrupts)`,
-    { field: "thread_id" },
+    { field: "thread_id", details: { thread_id: threadId } },
   );
 }
 
@@ -54,7 +54,7 @@ export function threadBusy(threadId: string) {
   return new SubagentGraphError(
     ErrorCode.ThreadBusy,
     `thread "${threadId}" already has a run pending or in progress: wait for it to finish or cancel it`,
-    { field: "thread_id" },
+    { field: "thread_id", details: { thread_id: threadId } },
   );
 }
 

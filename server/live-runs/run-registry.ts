@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { INTERRUPT } from "@langchain/langgraph";
 import { isFinishedStatus, type RecordedRunStatus } from "../../contract.js";
-import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
 import type { PendingApproval } from "../../middleware/approval-request.js";
 import type { AsyncTask } from "../../middleware/async-task-records.js";
 import { runRecordsSince, type SubagentRun } from "../../middleware/subagent-runs.js";
@@ -462,6 +462,6 @@ function errorOf(error: unknown): { error: ErrorCode; message: string } {
   return {
     // The API's error name; ours is the code, INTERNAL for anything untyped (a bug).
     error: SubagentGraphError.isInstance(error) ? error.code : ErrorCode.Internal,
-    message: error instanceof Error ? error.message : String(error),
+    message: messageOf(error),
   };
 }

@@ -15,8 +15,9 @@ export interface EventLoopDelaySnapshot {
  * much later than asked it fired (unlike prom-client's `nodejs_eventloop_lag_*`, which report
  * the period with it, so an idle process shows 0 here, not 10 ms). Everything of a run, a
  * request and a queued run's claim waits its turn on that loop, so under load its delay is the
- * wait a fleet worker adds before it claims a run it was woken for (bench/README.md, "4b"). Each read reports the time since the
- * previous one and starts afresh, as prom-client's gauges do.
+ * wait a fleet worker adds before it claims a run it was woken for (bench/README.md,
+ * "Scenario: fleet"). Each read reports the time since the previous one and starts afresh, as
+ * prom-client's gauges do.
  */
 export class EventLoopDelay {
   readonly #histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });

@@ -1,6 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { clampDepth } from "../../util/json-depth.js";
+import { messageOf } from "../../errors.js";
 
 /** A message as the LangGraph API sends it: LangChain's dict data plus a `type`. */
 export type MessageDict = Record<string, unknown> & { type: string; content: unknown };
@@ -114,7 +115,7 @@ export function serializeSnapshot(snapshot: StateSnapshot, threadId: string) {
         task.error === undefined || task.error === null
           ? null
           : JSON.stringify({
-              message: task.error instanceof Error ? task.error.message : String(task.error),
+              message: messageOf(task.error),
               name: task.error instanceof Error ? task.error.name : "Error",
             }),
       interrupts: serializeValue(task.interrupts ?? []),

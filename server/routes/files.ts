@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
 import type { Runtime } from "../../runtime.js";
 import { idParam } from "../protocol/store-text.js";
 import { errorResponses, fileEntrySchema } from "../schemas.js";
@@ -125,7 +125,7 @@ export function fileRoutes(app: FastifyInstance, runtime: Runtime, maxUploadByte
 function unreadableUpload(error: unknown): never {
   const status = (error as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500) throw error;
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   throw new SubagentGraphError(
     ErrorCode.Validation,
     `the multipart body cannot be read (${reason}): send multipart/form-data with its boundary in the content-type and the file in a part named "file"`,

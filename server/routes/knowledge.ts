@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
 import { kbCreateSchema, kbUpdateSchema } from "../../knowledge/schema.js";
 import type { KbUpload } from "../../knowledge/service.js";
 import type { Runtime } from "../../runtime.js";
@@ -263,7 +263,7 @@ function unreadableUpload(error: unknown, maxBytes: number): SubagentGraphError 
       { field: "file", cause: error },
     );
   }
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   return new SubagentGraphError(
     ErrorCode.Validation,
     `the multipart body cannot be read (${reason}): send multipart/form-data with its boundary in the content-type and each file in a part named "file"`,

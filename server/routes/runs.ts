@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { RUN_STATUSES } from "../../contract.js";
-import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
 import type { LiveRun } from "../live-runs/live-run.js";
 import type { RunService } from "../live-runs/run-service.js";
 import { parseLastEventId } from "../protocol/last-event-id.js";
@@ -251,7 +251,7 @@ async function streamRun(
     follow = await run.follow(afterId, (event) => response.write(shown(sseFrame(event))));
   } catch (error) {
     // The shared log could not be read (a fleet's database gone): the stream says so and ends.
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     response.end(
       sseFrame({
         id: afterId + 1,

@@ -18,6 +18,7 @@ import { ThreadSessions } from "../thread-protocol/sessions.js";
 import { serveSocket } from "../thread-protocol/websocket.js";
 import { CommandRefusal, errorResponse } from "../thread-protocol/wire.js";
 import { newThreadId, unscopeText } from "../thread-scope.js";
+import { messageOf } from "../../errors.js";
 
 /**
  * Bodies up to this size reach our own reading, which refuses anything over
@@ -146,7 +147,7 @@ export async function threadProtocolRoutes(
       try {
         id = newThreadId(request.uid, ref.external);
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         return { status: 400, response: errorResponse(null, "invalid_argument", message) };
       }
     }

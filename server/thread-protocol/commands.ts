@@ -8,6 +8,7 @@ import {
   type ProtocolResponse,
   type ResponseMeta,
 } from "./wire.js";
+import { messageOf } from "../../errors.js";
 
 /** The commands we answer (anything else is `unknown_command`, naming these). */
 export const COMMANDS = [
@@ -75,7 +76,7 @@ export async function runCommand(
         status: error.status,
       };
     }
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     return {
       response: errorResponse(
         command.id,

@@ -1,4 +1,5 @@
 import type { UnnumberedEvent } from "./wire.js";
+import { messageOf } from "../../errors.js";
 
 /**
  * Turns the token chunks our runs stream (`messages` events: a serialised message chunk and its
@@ -272,7 +273,7 @@ function finalCall(block: OpenBlock, finals: Map<string, Record<string, unknown>
       id: block.id,
       name: block.name,
       args: block.args,
-      error: error instanceof Error ? error.message : String(error),
+      error: messageOf(error),
     };
   }
 }

@@ -2,6 +2,7 @@ import { isSupportedChannel } from "@langchain/langgraph/stream";
 import { findTooDeep, formatJsonPath } from "../../util/json-depth.js";
 import { findPollutingKey, MAX_JSON_DEPTH } from "../json-body.js";
 import { CommandRefusal, type ProtocolCommand } from "./wire.js";
+import { messageOf } from "../../errors.js";
 
 /**
  * Reading untrusted protocol input: a command (an HTTP body or a WebSocket frame) and an event
@@ -33,7 +34,7 @@ export function parseJsonText(text: string): unknown {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    const why = messageOf(error);
     throw new CommandRefusal(
       "invalid_argument",
       `the command is not valid JSON (${why}): send {"id": <integer>, "method": "<method>", "params": {…}}`,

@@ -5,6 +5,7 @@ import type { EventFilter } from "./parse.js";
 import type { RunDoor, RunFollow } from "./run-adapter.js";
 import type { AgentTreeNode } from "./tree.js";
 import type { ProtocolEvent, UnnumberedEvent } from "./wire.js";
+import { messageOf } from "../../errors.js";
 
 /** Events a thread keeps for `since` replays and late subscribers; beyond it the oldest go. */
 const MAX_BUFFERED_EVENTS = 20_000;
@@ -134,7 +135,7 @@ export class ThreadSession {
       );
     } catch (error) {
       this.warn(
-        `following run ${run.runId}: ${error instanceof Error ? error.message : String(error)}`,
+        `following run ${run.runId}: ${messageOf(error)}`,
       );
       follow = {
         stop: () => undefined,

@@ -165,14 +165,22 @@ describe("threads and runs as the SDK expects them", { timeout: 30_000 }, () => 
     // Bob has no thread "mine": a 404, as for any thread that is not his.
     expect(await failureOf(bob.threads.delete("mine"))).toMatchObject({
       status: 404,
-      body: { error: { code: "NOT_FOUND" } },
+      body: { error: { code: "NOT_FOUND", category: "input" } },
     });
-    // Busy: refused while a run is on it, and kept whole.
+    // Busy: refused while a run is on it, and kept whole; the error names the thread by the
+    // caller's id (not the stored, scoped one) in its details.
     const running = await alice.runs.create("mine", slowBoss.id, { input: human("wait") });
     await until(() => slow.calls.length > 0);
     expect(await failureOf(alice.threads.delete("mine"))).toMatchObject({
       status: 409,
-      body: { error: { code: "THREAD_BUSY", message: expect.stringContaining("cancel the run") } },
+      body: {
+        error: {
+          code: "THREAD_BUSY",
+          category: "conflict",
+          message: expect.stringContaining("cancel the run"),
+          details: { thread_id: "mine" },
+        },
+      },
     });
     expect((await alice.threads.get("mine")).status).toBe("busy");
     await alice.runs.cancel("mine", running.run_id, true);
@@ -416,6 +424,7 @@ describe("threads and runs as the SDK expects them", { timeout: 30_000 }, () => 
     expect(JSON.parse(getItem?.text ?? "{}")).toEqual({
       error: {
         code: "UNSUPPORTED",
+        category: "input",
         message: expect.stringMatching(/^store\.getItem is not supported by this server: /),
       },
     });
@@ -436,6 +445,7 @@ describe("threads and runs as the SDK expects them", { timeout: 30_000 }, () => 
     expect(await copied.json()).toEqual({
       error: {
         code: "UNSUPPORTED",
+        category: "input",
         message: expect.stringMatching(
           /^threads\.copy is not supported by this server: .*updateState/,
         ),

@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import { ERROR_CATEGORY, type ErrorCode } from "../../errors.js";
 import { createServer, type ServerOptions, type SubagentGraphServer } from "../../server/app.js";
 import { makeRuntime, type RuntimeFixture } from "./runtime-fixture.js";
 
@@ -30,7 +31,13 @@ export interface CallResult<T = unknown> {
 
 /** The body of every error answer. */
 export interface ErrorBody {
-  error: { code: string; message: string; field?: string };
+  error: {
+    code: string;
+    category: string;
+    message: string;
+    field?: string;
+    details?: Record<string, unknown>;
+  };
 }
 
 /** A server on an ephemeral port over a fresh runtime, with users and their tokens. */
@@ -134,16 +141,21 @@ export function runIdOf(answer: { headers: Headers }): string {
 
 /**
  * Asserts an error answer: `status`, `code`, and exactly the shape
- * `{ error: { code, message, field? } }` (a non-empty message, no other keys). Returns the error.
+ * `{ error: { code, category, message, field?, details? } }` (the code's category, a non-empty
+ * message, details an object of ids, no other keys). Returns the error.
  */
 export function expectError(result: CallResult, status: number, code: string): ErrorBody["error"] {
   expect(result.status, JSON.stringify(result.body)).toBe(status);
   expect(result.headers.get("content-type") ?? "").toContain("application/json");
   const body = result.body as ErrorBody;
   expect(Object.keys(body)).toEqual(["error"]);
-  const keys = Object.keys(body.error).sort();
-  expect(["code,message", "code,field,message"]).toContain(keys.join(","));
+  const keys = Object.keys(body.error)
+    .filter((key) => key !== "field" && key !== "details")
+    .sort();
+  expect(keys).toEqual(["category", "code", "message"]);
   expect(body.error.code).toBe(code);
+  expect(body.error.category).toBe(ERROR_CATEGORY[code as ErrorCode]);
+  if ("details" in body.error) expect(typeof body.error.details).toBe("object");
   expect(typeof body.error.message).toBe("string");
   expect(body.error.message.length).toBeGreaterThan(0);
   if ("field" in body.error) expect(typeof body.error.field).toBe("string");

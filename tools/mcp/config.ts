@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { ErrorCode, SubagentGraphError } from "../../errors.js";
+import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
 
 /**
  * MCP server names: short, lower-case, no `_` (the `_` after the name ends the server part of
@@ -177,7 +177,7 @@ export function loadMcpServers(sources: McpConfigSources): McpServers {
   } catch (error) {
     throw new SubagentGraphError(
       ErrorCode.Validation,
-      `cannot read the MCP server config ${file} (${MCP_CONFIG_ENV}): ${error instanceof Error ? error.message : String(error)}; point ${MCP_CONFIG_ENV} at an existing JSON file or unset it`,
+      `cannot read the MCP server config ${file} (${MCP_CONFIG_ENV}): ${messageOf(error)}; point ${MCP_CONFIG_ENV} at an existing JSON file or unset it`,
       { field: MCP_CONFIG_ENV, cause: error },
     );
   }
@@ -187,7 +187,7 @@ export function loadMcpServers(sources: McpConfigSources): McpServers {
   } catch (error) {
     throw new SubagentGraphError(
       ErrorCode.Validation,
-      `invalid MCP server config in ${file}: not JSON (${error instanceof Error ? error.message : String(error)})`,
+      `invalid MCP server config in ${file}: not JSON (${messageOf(error)})`,
       { field: "servers", cause: error },
     );
   }
