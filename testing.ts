@@ -7,7 +7,7 @@
  * Import from `subagent-graph/testing`.
  */
 
-import { ErrorCode, SubagentGraphError, messageOf } from "./errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "./errors.js";
 import type { AnyThreadRecording, ThreadRecording } from "./models/recording-format.js";
 import { ReplayModel } from "./models/replay.js";
 import type { RunResult } from "./runs/events.js";

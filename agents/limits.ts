@@ -1,8 +1,8 @@
 import { readFileSync, type Stats, statSync } from "node:fs";
 import { z } from "zod";
+import { messageOf } from "../errors.js";
 import type { RuntimeContext } from "./schema.js";
 import { parseOrThrow } from "./validation.js";
-import { messageOf } from "../errors.js";
 
 /** Execution limits of an agent, after defaults are applied. */
 export interface Limits {
@@ -133,9 +133,7 @@ export function settingsFileReader(
       cached = parsed.subagent ?? {};
     } catch (error) {
       cached = {};
-      warn(
-        `ignoring settings file ${file}: ${messageOf(error)}`,
-      );
+      warn(`ignoring settings file ${file}: ${messageOf(error)}`);
     }
     return cached;
   };

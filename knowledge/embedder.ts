@@ -7,7 +7,7 @@
  */
 
 import { OpenAIEmbeddings } from "@langchain/openai";
-import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../errors.js";
 import type { EmbedderSettings } from "./schema.js";
 
 /** Settings of a knowledge base that has an embedder (model and dimensions both set). */

@@ -4,9 +4,9 @@
  * by a blank line, DOCX paragraphs are lines, HTML blocks are lines.
  */
 
+import { messageOf } from "../errors.js";
 import { type FileFormat, parseFailed } from "./formats.js";
 import { htmlToText } from "./html-text.js";
-import { messageOf } from "../errors.js";
 
 /**
  * The text of a file.

@@ -7,6 +7,7 @@
  */
 
 import { sql } from "kysely";
+import { messageOf } from "../errors.js";
 import type { Database } from "../store/database.js";
 import { activeEmbedder, type EmbedderFactory } from "./embedder.js";
 import { type ChunkHit, searchChunks } from "./fts.js";
@@ -14,7 +15,6 @@ import { fuseRankings, HYBRID_WEIGHTS } from "./fusion.js";
 import type { KnowledgeBaseRecord } from "./schema.js";
 import type { VectorHit } from "./vector-cache.js";
 import type { VectorStore } from "./vector-store.js";
-import { messageOf } from "../errors.js";
 
 /** The weights of the two rankings (see {@link HYBRID_WEIGHTS}). */
 export interface FusionWeights {

@@ -241,4 +241,3 @@ function formatOf(stored: string): FileFormat {
   }
   return format;
 }
-

@@ -8,7 +8,7 @@
  */
 
 import { type Kysely, sql, type Transaction } from "kysely";
-import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../errors.js";
 import type { DatabaseSchema } from "../store/schema.js";
 import type { VectorSource } from "./vector-cache.js";
 

@@ -9,7 +9,7 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { type StructuredToolInterface, type ToolRuntime, tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../errors.js";
 import { type KnowledgeAgent, type RunKnowledge, runKnowledge } from "./run-knowledge.js";
 import type { KnowledgeBaseRecord } from "./schema.js";
 import { DEFAULT_READ_LINES, type KnowledgeBases } from "./service.js";

@@ -10,7 +10,7 @@ import {
   type AsyncTaskStatus,
   isFinishedAsyncTask,
 } from "../contract.js";
-import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../errors.js";
 import { formatSubagentListing } from "../util/subagent-listing.js";
 import type { AsyncTaskHost } from "./async-task-host.js";
 import { type AsyncTask, asyncTaskSchema, upsertAsyncTasks } from "./async-task-records.js";

@@ -2,7 +2,7 @@ import { type AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/m
 import type { ToolRuntime } from "@langchain/core/tools";
 import { Command, isGraphBubbleUp } from "@langchain/langgraph";
 import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
-import { SubagentGraphError, messageOf } from "../errors.js";
+import { messageOf, SubagentGraphError } from "../errors.js";
 import { messageText } from "../util/message-text.js";
 import type { PendingApproval } from "./approval-request.js";
 import { ChildClock } from "./child-clock.js";
@@ -345,4 +345,3 @@ function finalAnswer(messages: BaseMessage[]): string {
   }
   return "";
 }
-

@@ -1,7 +1,7 @@
 import { Runnable, RunnableBinding } from "@langchain/core/runnables";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import { createMiddleware, type ModelRequest } from "langchain";
-import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../errors.js";
 
 /** Options of {@link createModelCallGuardMiddleware}. */
 export interface ModelCallGuardOptions {

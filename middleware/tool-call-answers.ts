@@ -9,7 +9,7 @@ import { Validator } from "@langchain/core/utils/json_schema";
 import { interopSafeParseAsync, isInteropZodSchema } from "@langchain/core/utils/types";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError } from "langchain";
-import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../errors.js";
 import { findTooDeep, formatJsonPath } from "../util/json-depth.js";
 import { messageText } from "../util/message-text.js";
 

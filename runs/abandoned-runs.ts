@@ -18,11 +18,11 @@
 
 import { randomUUID } from "node:crypto";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { messageOf } from "../errors.js";
 import type { SubagentRun } from "../middleware/subagent-runs.js";
 import type { RunRepository, RunRow, ThreadLease } from "../store/runs.js";
 import { readRunSubagentRuns } from "../threads/thread-state.js";
 import { type Liveness, livenessOf, type ProcessIdentity } from "../util/process-identity.js";
-import { messageOf } from "../errors.js";
 
 /** What {@link AbandonedRuns} works with. */
 export interface AbandonedRunsOptions {

@@ -1,9 +1,9 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { sql } from "kysely";
+import { messageOf } from "../errors.js";
 import type { Database } from "../store/database.js";
 import type { RunCounts, RunMetrics } from "./run-metrics.js";
 import type { RunningRuns } from "./running-runs.js";
-import { messageOf } from "../errors.js";
 
 /** One dependency's answer to a readiness probe. */
 export interface ReadinessCheck {

@@ -14,13 +14,13 @@
  * and nothing more has come for {@link QUIET_END_MS}.
  */
 
+import { messageOf } from "../errors.js";
 import { MISSED_NOTIFICATIONS, type Notifications } from "../store/pg-notifications.js";
 import {
   RUN_END_EVENT,
   type RunEventRepository,
   type StoredRunEvent,
 } from "../store/run-events.js";
-import { messageOf } from "../errors.js";
 
 /** One event of a run's stream (the SSE `id`, `event` and `data`). */
 export interface LoggedRunEvent {
@@ -394,4 +394,3 @@ function isCarriedEvent(value: unknown): value is CarriedEvent {
     typeof value[1] === "string"
   );
 }
-

@@ -12,7 +12,7 @@ import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
 import pg from "pg";
 import * as sqliteVec from "sqlite-vec";
-import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../errors.js";
 import { freshSharedRead } from "../util/fresh-shared-read.js";
 import { makeDirectorySync } from "../util/make-directory.js";
 import { survivePoolClientErrors } from "../util/pg-client-errors.js";

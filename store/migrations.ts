@@ -16,7 +16,7 @@ import {
   PostgresAdapter,
   sql,
 } from "kysely";
-import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../errors.js";
 import type { DatabaseSchema } from "./schema.js";
 
 /** One entry of {@link MIGRATIONS}. */

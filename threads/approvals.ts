@@ -2,8 +2,8 @@ import { validate } from "@cfworker/json-schema";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { interopSafeParse, isInteropZodSchema } from "@langchain/core/utils/types";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { getTupleForWrites } from "../checkpoints/writes-reads.js";
 import { DECISION_TYPES, type DecisionType } from "../agents/interrupt-on.js";
+import { getTupleForWrites } from "../checkpoints/writes-reads.js";
 import { ErrorCode, SubagentGraphError, validationError } from "../errors.js";
 import {
   type ApprovalResponse,

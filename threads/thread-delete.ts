@@ -23,7 +23,7 @@ import { join } from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { parseChildThreadId } from "../checkpoints/child-thread-id.js";
 import { threadIdsStartingWith } from "../checkpoints/thread-listing.js";
-import { ErrorCode, SubagentGraphError, messageOf } from "../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../errors.js";
 import type { SandboxLayout } from "../sandbox/layout.js";
 import type { RunRepository } from "../store/runs.js";
 import type { ThreadRepository } from "../store/threads.js";
@@ -205,4 +205,3 @@ export class ThreadDeleter {
     await rm(folder, { recursive: true, force: true });
   }
 }
-

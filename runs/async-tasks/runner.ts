@@ -9,13 +9,13 @@
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import type { AgentRecord } from "../../agents/schema.js";
 import { isFinishedAsyncTask } from "../../contract.js";
+import { messageOf } from "../../errors.js";
 import type { AsyncTask } from "../../middleware/async-task-records.js";
 import type { LoadedChild } from "../../middleware/task-types.js";
 import type { AsyncTaskPatch, AsyncTaskRepository, AsyncTaskRow } from "../../store/async-tasks.js";
 import { livenessOf, type ProcessIdentity } from "../../util/process-identity.js";
 import { runSegment } from "./child-segment.js";
 import { inputsOf, taskOf } from "./records.js";
-import { messageOf } from "../../errors.js";
 
 /** What the runner needs from the runtime. */
 export interface AsyncTaskRunnerDeps {
@@ -295,4 +295,3 @@ export class AsyncTaskRunner {
     return true;
   }
 }
-

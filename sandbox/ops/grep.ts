@@ -1,5 +1,5 @@
 import { RE2JS } from "re2js";
-import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../../errors.js";
 import type { FileToolLimits } from "../limits.js";
 import { resolveHostPath } from "../policy.js";
 import { openForRead } from "../safe-fs.js";

@@ -7,7 +7,7 @@
  */
 
 import { parse } from "yaml";
-import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../../errors.js";
 import { SKILL_NAME_PATTERN } from "./skill-name.js";
 
 /** The file every skill must have at its top level, starting with the front matter. */

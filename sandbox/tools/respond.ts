@@ -1,6 +1,6 @@
 import { ToolMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
-import { SubagentGraphError, messageOf } from "../../errors.js";
+import { messageOf, SubagentGraphError } from "../../errors.js";
 import { errnoOf } from "../../util/errno.js";
 import type { SandboxLayout } from "../layout.js";
 import { scopeIdsOf } from "../run-scope.js";

@@ -6,7 +6,7 @@
  * never run twice at once. One process (SQLite) tries again while the thread is busy.
  */
 
-import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../../errors.js";
 import { noticeId, noticeText } from "../../middleware/async-task-text.js";
 import type { ParentNotifier } from "../../runs/async-tasks/service.js";
 import type { Runtime } from "../../runtime.js";

@@ -1,7 +1,7 @@
+import { messageOf } from "../../errors.js";
 import type { Fleet } from "../../runs/fleet.js";
 import type { ClaimedRun } from "../../store/run-queue.js";
 import type { RunRegistry } from "./run-registry.js";
-import { messageOf } from "../../errors.js";
 
 /** How a {@link QueueWorker} works. */
 export interface QueueWorkerOptions {
@@ -217,4 +217,3 @@ export class QueueWorker {
     }
   }
 }
-

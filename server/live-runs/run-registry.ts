@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { INTERRUPT } from "@langchain/langgraph";
 import { isFinishedStatus, type RecordedRunStatus } from "../../contract.js";
-import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../../errors.js";
 import type { PendingApproval } from "../../middleware/approval-request.js";
 import type { AsyncTask } from "../../middleware/async-task-records.js";
 import { runRecordsSince, type SubagentRun } from "../../middleware/subagent-runs.js";

@@ -1,7 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { StateSnapshot } from "@langchain/langgraph";
-import { clampDepth } from "../../util/json-depth.js";
 import { messageOf } from "../../errors.js";
+import { clampDepth } from "../../util/json-depth.js";
 
 /** A message as the LangGraph API sends it: LangChain's dict data plus a `type`. */
 export type MessageDict = Record<string, unknown> & { type: string; content: unknown };

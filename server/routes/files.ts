@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../../errors.js";
 import type { Runtime } from "../../runtime.js";
 import { idParam } from "../protocol/store-text.js";
 import { errorResponses, fileEntrySchema } from "../schemas.js";

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../../errors.js";
 import { kbCreateSchema, kbUpdateSchema } from "../../knowledge/schema.js";
 import type { KbUpload } from "../../knowledge/service.js";
 import type { Runtime } from "../../runtime.js";

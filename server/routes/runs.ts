@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { RUN_STATUSES } from "../../contract.js";
-import { ErrorCode, SubagentGraphError, messageOf } from "../../errors.js";
+import { ErrorCode, messageOf, SubagentGraphError } from "../../errors.js";
 import type { LiveRun } from "../live-runs/live-run.js";
 import type { RunService } from "../live-runs/run-service.js";
 import { parseLastEventId } from "../protocol/last-event-id.js";

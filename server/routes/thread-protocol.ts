@@ -1,5 +1,6 @@
 import websocket from "@fastify/websocket";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { messageOf } from "../../errors.js";
 import type { Runtime } from "../../runtime.js";
 import type { RunRegistry } from "../live-runs/run-registry.js";
 import type { RunService } from "../live-runs/run-service.js";
@@ -18,7 +19,6 @@ import { ThreadSessions } from "../thread-protocol/sessions.js";
 import { serveSocket } from "../thread-protocol/websocket.js";
 import { CommandRefusal, errorResponse } from "../thread-protocol/wire.js";
 import { newThreadId, unscopeText } from "../thread-scope.js";
-import { messageOf } from "../../errors.js";
 
 /**
  * Bodies up to this size reach our own reading, which refuses anything over

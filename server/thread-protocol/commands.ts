@@ -1,3 +1,4 @@
+import { messageOf } from "../../errors.js";
 import { describe, type EventFilter, readFilter } from "./parse.js";
 import type { RunDoor } from "./run-adapter.js";
 import type { ThreadSession } from "./thread-session.js";
@@ -8,7 +9,6 @@ import {
   type ProtocolResponse,
   type ResponseMeta,
 } from "./wire.js";
-import { messageOf } from "../../errors.js";
 
 /** The commands we answer (anything else is `unknown_command`, naming these). */
 export const COMMANDS = [

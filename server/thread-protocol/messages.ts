@@ -1,5 +1,5 @@
-import type { UnnumberedEvent } from "./wire.js";
 import { messageOf } from "../../errors.js";
+import type { UnnumberedEvent } from "./wire.js";
 
 /**
  * Turns the token chunks our runs stream (`messages` events: a serialised message chunk and its

@@ -1,8 +1,8 @@
 import { isSupportedChannel } from "@langchain/langgraph/stream";
+import { messageOf } from "../../errors.js";
 import { findTooDeep, formatJsonPath } from "../../util/json-depth.js";
 import { findPollutingKey, MAX_JSON_DEPTH } from "../json-body.js";
 import { CommandRefusal, type ProtocolCommand } from "./wire.js";
-import { messageOf } from "../../errors.js";
 
 /**
  * Reading untrusted protocol input: a command (an HTTP body or a WebSocket frame) and an event

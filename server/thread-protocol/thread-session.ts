@@ -1,3 +1,4 @@
+import { messageOf } from "../../errors.js";
 import type { LoggedRunEvent } from "../../runs/run-event-log.js";
 import { RunConverter } from "./convert.js";
 import { matchesFilter } from "./filters.js";
@@ -5,7 +6,6 @@ import type { EventFilter } from "./parse.js";
 import type { RunDoor, RunFollow } from "./run-adapter.js";
 import type { AgentTreeNode } from "./tree.js";
 import type { ProtocolEvent, UnnumberedEvent } from "./wire.js";
-import { messageOf } from "../../errors.js";
 
 /** Events a thread keeps for `since` replays and late subscribers; beyond it the oldest go. */
 const MAX_BUFFERED_EVENTS = 20_000;
@@ -134,9 +134,7 @@ export class ThreadSession {
         this.push(converter.convert(event.event, event.data)),
       );
     } catch (error) {
-      this.warn(
-        `following run ${run.runId}: ${messageOf(error)}`,
-      );
+      this.warn(`following run ${run.runId}: ${messageOf(error)}`);
       follow = {
         stop: () => undefined,
         done: Promise.resolve({ status: "failed", error: "its events cannot be read" }),
