@@ -2,7 +2,7 @@ import { type InterruptOn, resolveGates } from "../agents/interrupt-on.js";
 import type { AgentRecord } from "../agents/schema.js";
 import { defaultModelSpec } from "../models/factory.js";
 import type { Runtime } from "../runtime.js";
-import type { StoreOptions } from "./args.js";
+import type { StoreOptions } from "./commands/declaration.js";
 import { type Io, say } from "./context.js";
 import { columns } from "./text.js";
 

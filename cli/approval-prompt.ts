@@ -1,10 +1,11 @@
+import { DECISION_TYPES } from "../agents/interrupt-on.js";
+import { messageOf } from "../errors.js";
 import type {
   ActionRequest,
   ApprovalResponse,
   Decision,
   PendingApproval,
 } from "../middleware/approval-request.js";
-import { DECISION_TYPES } from "../agents/interrupt-on.js";
 import { allowedDecisions, describePending } from "./approval-view.js";
 import type { Io } from "./context.js";
 import { say } from "./context.js";
@@ -137,7 +138,7 @@ function argumentsProblem(line: string): Record<string, unknown> | string {
   try {
     parsed = JSON.parse(line);
   } catch (error) {
-    return `not JSON (${error instanceof Error ? error.message : String(error)})`;
+    return `not JSON (${messageOf(error)})`;
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return `${line.trim()} is not an object`;

@@ -1,14 +1,23 @@
 import { ErrorCode, hasErrorCode } from "../errors.js";
-import { type Command, type StoreOptions, UsageError } from "./args.js";
 import { stillActiveLine } from "./async-task-lines.js";
 import { BackgroundWatch } from "./background-watch.js";
+import { UsageError } from "./command-line.js";
+import type { StoreOptions } from "./commands/declaration.js";
 import { type CliContext, say } from "./context.js";
 import { lazyAsker } from "./lines.js";
 import { repl } from "./repl.js";
 import { describeError } from "./report.js";
 import { askOnce, cliCommand, prepareChat } from "./session.js";
 
-type ChatCommand = Extract<Command, { name: "chat" }>;
+/** What `chat` was asked (parsed by `cli/commands/chat.ts`). */
+export interface ChatCommand {
+  name: "chat";
+  store: StoreOptions;
+  agent: string | undefined;
+  threadId: string | undefined;
+  /** The question from the command line; undefined when none was given. */
+  question: string | undefined;
+}
 
 /**
  * The `chat` command: one question from the arguments (or from piped stdin), or the interactive

@@ -1,4 +1,4 @@
-import type { StoreOptions } from "./args.js";
+import type { StoreOptions } from "./commands/declaration.js";
 import { type CliContext, say } from "./context.js";
 import { lazyAsker } from "./lines.js";
 import { askOnce, prepareChat } from "./session.js";

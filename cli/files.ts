@@ -3,7 +3,7 @@ import { basename, resolve } from "node:path";
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import type { Runtime } from "../runtime.js";
 import { formatBytes } from "../sandbox/text.js";
-import type { StoreOptions } from "./args.js";
+import type { StoreOptions } from "./commands/declaration.js";
 import { type Io, say } from "./context.js";
 import { columns } from "./text.js";
 

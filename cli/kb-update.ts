@@ -1,7 +1,8 @@
 import { ErrorCode, SubagentGraphError } from "../errors.js";
 import { activeEmbedder, embedderKey } from "../knowledge/embedder.js";
 import type { EmbedderSettings, KbFileRecord, Runtime } from "../runtime.js";
-import { EMBEDDER_FLAGS, type StoreOptions } from "./args.js";
+import type { StoreOptions } from "./commands/declaration.js";
+import { EMBEDDER_FLAGS } from "./commands/kb-options.js";
 import { type Io, say } from "./context.js";
 import { plural } from "./text.js";
 

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { KbFileRecord, KbUpload, Runtime } from "../runtime.js";
-import type { StoreOptions } from "./args.js";
+import type { StoreOptions } from "./commands/declaration.js";
 import { type Io, say } from "./context.js";
 import { withEmbedderFlags } from "./kb-update.js";
 import { columns, oneLine, plural } from "./text.js";

@@ -1,5 +1,5 @@
 import type { AskLine } from "./approval-prompt.js";
-import { CHAT_COMMANDS_HELP } from "./args.js";
+import { CHAT_COMMANDS_HELP } from "./chat-commands.js";
 import { type CliContext, EXIT_INTERRUPTED, say } from "./context.js";
 import { LineReader } from "./lines.js";
 import { describeError } from "./report.js";

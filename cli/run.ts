@@ -1,7 +1,9 @@
-import { type Command, commandHelp, parseCommandLine, USAGE, UsageError } from "./args.js";
 import type { Runtime } from "../runtime.js";
+import { UsageError } from "./command-line.js";
 import { type CliContext, EXIT_INTERRUPTED, type Io } from "./context.js";
+import { HELP_TEXTS, USAGE } from "./help.js";
 import { Interrupts } from "./interrupts.js";
+import { type CommandLine, readCommandLine } from "./parse.js";
 import { describeError } from "./report.js";
 
 const EXIT_ERROR = 1;
@@ -13,28 +15,20 @@ const EXIT_USAGE = 2;
  * The runtime it opens is closed before it returns, whatever happened.
  *
  * The modules of the runtime, the server and the commands are imported only once the command
- * line is understood: `--help` and a mistyped command answer without loading LangChain.
+ * line is understood (each command's declaration imports its action lazily, `cli/commands/`):
+ * `--help` and a mistyped command answer without loading LangChain.
  */
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
-  let command: Command;
+  let action: CommandLine["action"];
   try {
-    command = parseCommandLine(argv, io.env);
+    action = readCommandLine(argv, io.env).action;
   } catch (error) {
     return reportFailure(io, error);
   }
-  if (command.name === "help") {
-    io.stdout.write(`${command.topic === undefined ? USAGE : commandHelp(command.topic)}\n`);
-    return 0;
-  }
-  if (command.name === "studio") {
-    const { studioCommand } = await import("./studio.js");
-    return studioCommand(command, io);
-  }
-  if (command.name === "serve") {
-    // The server owns its runtime and its signals: a Ctrl-C is a graceful shutdown there.
+  if (action.needs === "nothing") {
+    // `help`, and `serve` and `studio`, which own their runtime or process and its signals.
     try {
-      const { serveCommand } = await import("./serve.js");
-      return await serveCommand(command, io);
+      return await action.run(io, HELP_TEXTS);
     } catch (error) {
       return reportFailure(io, error);
     }
@@ -49,17 +43,11 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   process.on("SIGINT", onInterrupt);
   let runtime: Runtime | undefined;
   try {
-    const [{ createRuntime }, { dispatch }] = await Promise.all([
-      import("../runtime.js"),
-      import("./dispatch.js"),
-    ]);
-    runtime = await createRuntime({ dataDir: command.store.dataDir, env: io.env });
+    const { createRuntime } = await import("../runtime.js");
+    runtime = await createRuntime({ dataDir: action.store.dataDir, env: io.env });
     const context: CliContext = { runtime, io, interrupts, onInterrupt };
     // A Ctrl-C outside a run (while seeding, or reading stdin) has nothing to cancel: quit.
-    return await Promise.race([
-      dispatch(context, command),
-      interrupts.quit.then(() => EXIT_INTERRUPTED),
-    ]);
+    return await Promise.race([action.run(context), interrupts.quit.then(() => EXIT_INTERRUPTED)]);
   } catch (error) {
     return reportFailure(io, error);
   } finally {

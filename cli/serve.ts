@@ -3,12 +3,25 @@ import { createRuntime } from "../runtime.js";
 import { createServer } from "../server/app.js";
 import { hasBuiltConsole } from "../server/console.js";
 import { buildConsole, CONSOLE_DIST_DIR, consoleIsStale } from "../server/console-build.js";
-import { checkServerRole } from "../server/roles.js";
-import type { ServeOptions } from "./args.js";
+import { checkServerRole, type ServerRole } from "../server/roles.js";
+import type { StoreOptions } from "./commands/declaration.js";
 import { type Io, say } from "./context.js";
 
 /** Default port of `serve` (`PORT` or `--port` override it). */
 export const DEFAULT_PORT = 8787;
+
+/** What `serve` listens on and does (parsed by `cli/commands/serve.ts`). */
+export interface ServeOptions {
+  store: StoreOptions;
+  host: string;
+  port: number;
+  /** Serve the web console at `/` (built first when missing or stale). */
+  console: boolean;
+  /** What this process does in a fleet on PostgreSQL (`--role`). */
+  role: ServerRole;
+  /** Queued runs this process runs at once (`--workers`). */
+  workers: number;
+}
 
 /** How long a draining worker waits for its runs before it gives them back to the queue. */
 const DEFAULT_DRAIN_MS = 30_000;

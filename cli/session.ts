@@ -1,11 +1,11 @@
 import { DEMO_UID, seedDemo } from "../agents/demo.js";
 import type { AgentRecord } from "../agents/schema.js";
 import { ErrorCode, hasErrorCode, SubagentGraphError } from "../errors.js";
+import { describeApproval, type PendingApproval } from "../middleware/approval-request.js";
 import { defaultModelSpec, OFFLINE_MODEL } from "../models/factory.js";
 import type { Runtime } from "../runtime.js";
-import { describeApproval, type PendingApproval } from "../middleware/approval-request.js";
 import type { AskLine } from "./approval-prompt.js";
-import type { StoreOptions } from "./args.js";
+import type { StoreOptions } from "./commands/declaration.js";
 import {
   type CliContext,
   EXIT_AWAITING_APPROVAL,

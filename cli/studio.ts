@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../util/package-root.js";
-import type { StoreOptions } from "./args.js";
+import type { StoreOptions } from "./commands/declaration.js";
 import type { Io } from "./context.js";
 
 /** Default port of `studio` (2024, the dev server's own default, is often taken). */

@@ -1,8 +1,8 @@
 import type { PendingApproval } from "../middleware/approval-request.js";
 import type { Runtime } from "../runtime.js";
 import { argumentsLine } from "./approval-view.js";
-import type { StoreOptions } from "./args.js";
 import { backgroundTasksSection } from "./async-task-lines.js";
+import type { StoreOptions } from "./commands/declaration.js";
 import { type Io, say } from "./context.js";
 import { cliCommand } from "./session.js";
 import { columns, plural } from "./text.js";

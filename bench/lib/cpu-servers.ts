@@ -21,7 +21,7 @@ export const CPU_SUBAGENTS = ["researcher", "reviewer"];
 
 /**
  * Queued runs each of our processes runs at once (`SUBAGENT_WORKERS`; `serve`'s default is 10,
- * `cli/args.ts`), and the dev server's `--n-jobs-per-worker` (its default is 10 too): more than
+ * `cli/commands/serve.ts`), and the dev server's `--n-jobs-per-worker` (its default is 10 too): more than
  * the 32 clients, so no run waits for a slot only because of a default, on either server. On
  * SQLite our server queues nothing (every run starts in its request); the setting matters on
  * PostgreSQL, where every HTTP run goes through the fleet's queue.

@@ -5,12 +5,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRuntime } from "../../runtime.js";
+import { cli, offlineEnv } from "../support/cli.js";
 import {
   type ChatCompletionRequestBody,
   type FakeOpenAIServer,
   startFakeOpenAIServer,
 } from "../support/fake-openai-server.js";
-import { cli, offlineEnv } from "../support/cli.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OUTPUTS = "/home/gem/user-data/outputs";
@@ -141,7 +141,8 @@ describe("chat asks for approval (cli/main.ts processes)", { timeout: 120_000 },
           after: `{"path":"${OUTPUTS}/a.md","content":"hello"}`,
           type: `\x15{"path": "${OUTPUTS}/typed.md", "content": "typed"}`,
         },
-        { after: "boss heard: ", type: "/exit" },
+        // At the next prompt: typed while the answer is still printed, its echo would split it.
+        { after: "› ", type: "/exit" },
       ],
     );
 

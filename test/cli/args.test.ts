@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseCommandLine, UsageError } from "../../cli/args.js";
+import { UsageError } from "../../cli/command-line.js";
+import { parseCommandLine } from "../../cli/parse.js";
 
 function usageError(argv: string[], env: NodeJS.ProcessEnv = {}): UsageError {
   try {

@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CHAT_COMMANDS_HELP, commandHelp } from "../../cli/args.js";
+import { CHAT_COMMANDS_HELP } from "../../cli/chat-commands.js";
 import type { Io } from "../../cli/context.js";
+import { commandHelp } from "../../cli/help.js";
 import { runCli } from "../../cli/run.js";
 import { createRuntime } from "../../runtime.js";
 

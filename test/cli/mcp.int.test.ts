@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseCommandLine, UsageError } from "../../cli/args.js";
+import { UsageError } from "../../cli/command-line.js";
+import { parseCommandLine } from "../../cli/parse.js";
 import { cli } from "../support/cli.js";
 import { everythingServer, filesystemServer, processesWith } from "../support/mcp-servers.js";
 
