@@ -15,7 +15,7 @@ import { RunConversation } from "../../web/src/run-conversation.js";
 import { type HttpServer, startHttpServer } from "../support/http-server.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
 
-/** The stream modes the chat page asks for (web/src/pages/chat-page.tsx). */
+/** The stream modes the chat page asks for (web/src/chat-requests.ts). */
 const STREAM_MODES = ["values", "updates", "messages-tuple", "custom"] as const;
 
 /** The text a writer child notes: its task, from its first (human) message. */

@@ -1,31 +1,16 @@
+import type { Run, ThreadState } from "@langchain/langgraph-sdk";
 import { Client } from "@langchain/langgraph-sdk/client";
 import type { AgentRecord } from "./agent-form-model.js";
+import { type ApiError, errorOfResponse, errorOfSdk, networkError } from "./api-error.js";
+import type { ChatApi, FileEntry, RunRequest, ThreadInfo } from "./api-types.js";
 import type { AsyncTask, AsyncTaskAnswer, AsyncTaskWithResult } from "./async-tasks.js";
 import type { HistoryState } from "./fork-point.js";
 import type { KbFileRecord, KbSearchHit, KbUploadResult, KnowledgeBaseRecord } from "./kb-model.js";
 import type { SseEvent } from "./stream-event.js";
 
+export { ApiError } from "./api-error.js";
+export type { FileEntry, RunRequest, ThreadInfo } from "./api-types.js";
 export { TOKEN_KEY } from "./token-key.js";
-
-/** An error answer of the API (`{ error: { code, message, field? } }`), or a network failure. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
-    this.name = "ApiError";
-  }
-}
-
-/** A file in a thread's uploads or outputs. */
-export interface FileEntry {
-  path: string;
-  size: number;
-  modifiedAt: string;
-}
 
 /** What agents can be configured with (`GET /api/catalog`). */
 export interface Catalog {
@@ -38,75 +23,23 @@ export interface Catalog {
   knowledge_bases: { id: string; name: string; description: string }[];
 }
 
-/** A thread as `/threads` returns it. */
-export interface ThreadInfo {
-  thread_id: string;
-  created_at: string;
-  updated_at: string;
-  metadata: Record<string, unknown>;
-  status?: string;
-}
+/** The fields {@link Api.searchThreads} asks for: those of `ThreadInfo`. */
+const THREAD_FIELDS = [
+  "thread_id",
+  "created_at",
+  "updated_at",
+  "metadata",
+  "status",
+] as const satisfies readonly (keyof ThreadInfo)[];
 
-/** A run as `/threads/:id/runs` returns it. */
-export interface RunInfo {
-  run_id: string;
-  thread_id: string;
-  status: "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
-}
-
-/** What the chat page starts a run with: a new message (`input`), or answers (`command`). */
-export interface RunRequest {
-  assistant_id: string;
-  input?: Record<string, unknown>;
-  /**
-   * LangGraph's command: `resume` answers requests for approval, as a map from interrupt id to
-   * `{ decisions }` (see `approvals.ts`).
-   */
-  command?: { resume: unknown };
-  stream_mode: StreamMode[];
-  stream_subgraphs: boolean;
-  /** Run from this checkpoint (an edited or regenerated turn forks the thread there). */
-  checkpoint_id?: string;
-}
-
-/** The stream modes the console asks for. */
-export type StreamMode = "values" | "updates" | "messages-tuple" | "custom";
-
-/** One event as the SDK yields it (its `id` is the SSE id, for rejoining after it). */
+/**
+ * One event as the SDK yields it: its `id` is the SSE id, for rejoining after it (the SDK types
+ * it `unknown` on a subgraph's events).
+ */
 interface StreamPart {
   event: string;
   data: unknown;
-  id?: string;
-}
-
-/**
- * An SDK failure as an {@link ApiError}: the SDK's `HTTPError` carries the status and the body
- * (ours: `{ error: { code, message, field? } }`) in its message; anything else is the network.
- */
-function sdkError(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
-  const failure = error as { status?: unknown; message?: unknown } | undefined;
-  const message = typeof failure?.message === "string" ? failure.message : String(error);
-  if (typeof failure?.status === "number") {
-    const body = message.replace(/^HTTP \d+: /, "");
-    try {
-      const parsed = JSON.parse(body) as {
-        error?: { code?: string; message?: string; field?: string };
-      };
-      if (parsed.error?.message) {
-        return new ApiError(
-          failure.status,
-          parsed.error.code ?? "ERROR",
-          parsed.error.message,
-          parsed.error.field,
-        );
-      }
-    } catch {
-      // Not our error shape: the status and the text as they came.
-    }
-    return new ApiError(failure.status, "HTTP_ERROR", message);
-  }
-  return new ApiError(0, "NETWORK", `the server cannot be reached: ${message}`);
+  id?: unknown;
 }
 
 /** Virtual folder of a thread's uploads. */
@@ -116,7 +49,7 @@ export const UPLOADS_FOLDER = "/home/gem/user-data/uploads";
  * The console's client of the HTTP API, for one token. `onUnauthorized` runs on any 401 (the
  * token was revoked or mistyped), so the page can ask for a new one.
  */
-export class Api {
+export class Api implements ChatApi {
   /**
    * The official LangGraph SDK client for the LangGraph Platform API (threads, runs, streams):
    * the console takes the path users of the SDK take. Its retries are off: a failed call is
@@ -149,7 +82,11 @@ export class Api {
   private async *sdkStream(parts: AsyncIterable<StreamPart>): AsyncGenerator<SseEvent> {
     try {
       for await (const part of parts) {
-        yield { event: part.event, data: part.data, id: part.id };
+        yield {
+          event: part.event,
+          data: part.data,
+          id: typeof part.id === "string" ? part.id : undefined,
+        };
       }
     } catch (error) {
       throw this.apiErrorOf(error);
@@ -158,7 +95,7 @@ export class Api {
 
   private apiErrorOf(error: unknown): unknown {
     if ((error as Error | undefined)?.name === "AbortError") return error;
-    const failed = sdkError(error);
+    const failed = errorOfSdk(error);
     if (failed.status === 401) this.onUnauthorized(failed);
     return failed;
   }
@@ -258,7 +195,7 @@ export class Api {
   }
 
   createThread(metadata: Record<string, unknown>): Promise<ThreadInfo> {
-    return this.viaSdk((sdk) => sdk.threads.create({ metadata }) as Promise<ThreadInfo>);
+    return this.viaSdk((sdk) => sdk.threads.create({ metadata }));
   }
 
   /**
@@ -266,18 +203,12 @@ export class Api {
    * while a run is on one) but without their values: a list needs no messages.
    */
   searchThreads(limit = 50): Promise<ThreadInfo[]> {
-    return this.viaSdk(
-      (sdk) =>
-        sdk.threads.search({
-          limit,
-          select: ["thread_id", "created_at", "updated_at", "metadata", "status"],
-        }) as Promise<ThreadInfo[]>,
-    );
+    return this.viaSdk((sdk) => sdk.threads.search({ limit, select: [...THREAD_FIELDS] }));
   }
 
   /** Merges `metadata` into the thread's (a rename sets `title`). */
   updateThread(threadId: string, metadata: Record<string, unknown>): Promise<ThreadInfo> {
-    return this.viaSdk((sdk) => sdk.threads.update(threadId, { metadata }) as Promise<ThreadInfo>);
+    return this.viaSdk((sdk) => sdk.threads.update(threadId, { metadata }));
   }
 
   /** Deletes the thread with its checkpoints, child threads, files and runs. */
@@ -286,16 +217,16 @@ export class Api {
   }
 
   /** The thread's running run, if one is recorded (whichever process runs it). */
-  async runningRun(threadId: string): Promise<RunInfo | undefined> {
+  async runningRun(threadId: string): Promise<Run | undefined> {
     const runs = await this.viaSdk((sdk) =>
       sdk.runs.list(threadId, { status: "running", limit: 1 }),
     );
-    return runs[0] as RunInfo | undefined;
+    return runs[0];
   }
 
   /** One run of the thread (its status tells whether it still runs). */
-  run(threadId: string, runId: string): Promise<RunInfo> {
-    return this.viaSdk((sdk) => sdk.runs.get(threadId, runId) as Promise<RunInfo>);
+  run(threadId: string, runId: string): Promise<Run> {
+    return this.viaSdk((sdk) => sdk.runs.get(threadId, runId));
   }
 
   /**
@@ -312,12 +243,12 @@ export class Api {
       this.sdk.runs.joinStream(threadId, runId, {
         lastEventId,
         ...(signal ? { signal } : {}),
-      }) as AsyncIterable<StreamPart>,
+      }),
     );
   }
 
   /** The thread's state: its values, next steps, and tasks (whose interrupts wait on people). */
-  threadState(threadId: string): Promise<{ values: unknown; next: string[]; tasks: unknown[] }> {
+  threadState(threadId: string): Promise<ThreadState> {
     return this.viaSdk((sdk) => sdk.threads.getState(threadId));
   }
 
@@ -392,16 +323,13 @@ export class Api {
 
   /** Starts a run and yields its events (SSE) until the server ends the stream. */
   streamRun(threadId: string, body: RunRequest, signal?: AbortSignal): AsyncGenerator<SseEvent> {
+    const { assistantId, ...payload } = body;
     return this.sdkStream(
-      this.sdk.runs.stream(threadId, body.assistant_id, {
-        ...(body.input ? { input: body.input } : {}),
-        ...(body.command ? { command: body.command } : {}),
-        streamMode: body.stream_mode,
-        streamSubgraphs: body.stream_subgraphs,
+      this.sdk.runs.stream(threadId, assistantId, {
+        ...payload,
         onDisconnect: "continue",
-        ...(body.checkpoint_id ? { checkpointId: body.checkpoint_id } : {}),
         ...(signal ? { signal } : {}),
-      }) as AsyncIterable<StreamPart>,
+      }),
     );
   }
 
@@ -422,7 +350,7 @@ export class Api {
       ...extraHeaders,
       authorization: `Bearer ${this.token}`,
     };
-    let payload: BodyInit | undefined;
+    let payload: RequestInit["body"];
     if (body instanceof FormData) payload = body;
     else if (body !== undefined) {
       headers["content-type"] = "application/json";
@@ -438,10 +366,10 @@ export class Api {
       });
     } catch (error) {
       if ((error as Error).name === "AbortError") throw error;
-      throw new ApiError(0, "NETWORK", `the server cannot be reached: ${(error as Error).message}`);
+      throw networkError((error as Error).message);
     }
     if (response.ok) return response;
-    const error = await errorOf(response);
+    const error = await errorOfResponse(response);
     if (response.status === 401) this.onUnauthorized(error);
     throw error;
   }
@@ -449,28 +377,4 @@ export class Api {
 
 function asyncTaskPath(threadId: string, taskId: string): string {
   return `/threads/${encodeURIComponent(threadId)}/async_tasks/${encodeURIComponent(taskId)}`;
-}
-
-async function errorOf(response: Response): Promise<ApiError> {
-  const text = await response.text().catch(() => "");
-  try {
-    const parsed = JSON.parse(text) as {
-      error?: { code?: string; message?: string; field?: string };
-    };
-    if (parsed.error?.message) {
-      return new ApiError(
-        response.status,
-        parsed.error.code ?? "ERROR",
-        parsed.error.message,
-        parsed.error.field,
-      );
-    }
-  } catch {
-    // Not our error shape: fall through to the status line.
-  }
-  return new ApiError(
-    response.status,
-    "HTTP_ERROR",
-    `${response.status} ${response.statusText} ${text}`.trim(),
-  );
 }

@@ -6,7 +6,8 @@
  * act on another conversation's run.
  */
 
-import { type Api, ApiError, type RunRequest } from "./api.js";
+import { ApiError } from "./api-error.js";
+import type { RunRequest, RunsApi } from "./api-types.js";
 import type { Conversation } from "./chat-state.js";
 import { RunConversation } from "./run-conversation.js";
 import { type Connection, type FollowStart, followRun } from "./run-follower.js";
@@ -42,7 +43,7 @@ export class LiveRuns {
 
   /** `onChange` runs after every change of any followed run (to draw the page again). */
   constructor(
-    private readonly api: Api,
+    private readonly api: RunsApi,
     private readonly onChange: () => void,
   ) {}
 

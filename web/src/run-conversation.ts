@@ -78,7 +78,7 @@ export class RunConversation {
         initialValues: this.#initial,
         callbacks: {},
         isReplaying: options.replay === true,
-        // The page reads the thread's stored state once the run ends (chat-page.tsx).
+        // The page reads the thread's stored state once the run ends (chat-store.ts).
         onSuccess: () => undefined,
         // Only a failure of the manager itself lands here; it has logged it.
         onError: () => undefined,

@@ -1,3 +1,5 @@
+import type { ThreadInfo } from "./api-types.js";
+
 /** The text of a message's `content`: a string, or the text blocks of a list of blocks. */
 export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
@@ -34,4 +36,12 @@ export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** A conversation's title: its `title` metadata, else when it was started. */
+export function threadTitle(thread: ThreadInfo): string {
+  const title = thread.metadata?.title;
+  return typeof title === "string" && title.trim()
+    ? title
+    : `Conversation of ${new Date(thread.created_at).toLocaleString()}`;
 }

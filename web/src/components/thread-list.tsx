@@ -1,12 +1,6 @@
 import { useState } from "preact/hooks";
 import type { ThreadInfo } from "../api.js";
-
-/** A conversation's title: its `title` metadata, else when it was started. */
-export function threadTitle(thread: ThreadInfo): string {
-  return typeof thread.metadata.title === "string" && thread.metadata.title.trim()
-    ? thread.metadata.title
-    : `Conversation of ${new Date(thread.created_at).toLocaleString()}`;
-}
+import { threadTitle } from "../text.js";
 
 /**
  * The conversations: a search over their titles, each one's agent and time, a mark on those that
@@ -109,7 +103,7 @@ export function ThreadList(props: {
                   </a>
                   <div class="thread-meta muted">
                     <span>
-                      {props.agentName(thread.metadata.assistant_id)}{" "}
+                      {props.agentName(thread.metadata?.assistant_id)}{" "}
                       {new Date(thread.updated_at).toLocaleString()}
                     </span>
                     <span class="thread-actions">
