@@ -12,6 +12,7 @@ import type { Database } from "../store/database.js";
 import { clockOf, type RepositoryOptions } from "../store/repository-options.js";
 import type { DatabaseSchema } from "../store/schema.js";
 import { isUniqueViolation } from "../store/sql-errors.js";
+import { claimOldestFile, type FileQueue, INDEX_QUEUE, vectorsQueue } from "./file-leases.js";
 import type { FileFormat } from "./formats.js";
 import { deleteChunksWhere, insertChunks, type NewChunk } from "./fts.js";
 import { fromFileRow, fromKbRow } from "./rows.js";
@@ -36,11 +37,13 @@ export class KbFileStore {
   readonly #db: Kysely<DatabaseSchema>;
   readonly #database: Database;
   readonly #now: () => Date;
+  readonly #embedQueue: FileQueue;
 
   constructor(database: Database, options: RepositoryOptions = {}) {
     this.#database = database;
     this.#db = database.db;
     this.#now = clockOf(options);
+    this.#embedQueue = vectorsQueue(database.dialect);
   }
 
   /**
@@ -176,48 +179,18 @@ export class KbFileStore {
    * share the database.
    */
   async claimNext(leaseMs: number): Promise<ClaimedFile | undefined> {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const now = this.#now();
-      const nowText = now.toISOString();
-      const candidate = await this.#db
-        .selectFrom("kb_files")
-        .select(["id", "status", "lease_until"])
-        .where((eb) =>
-          eb.or([
-            eb("status", "=", "queued"),
-            eb.and([eb("status", "=", "indexing"), eb("lease_until", "<", nowText)]),
-          ]),
-        )
-        .orderBy("created_at")
-        .orderBy("id")
-        .limit(1)
-        .executeTakeFirst();
-      if (!candidate) return undefined;
-      const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
-      const result = await this.#db
-        .updateTable("kb_files")
-        .set({ status: "indexing", lease_until: leaseUntil, error: null, updated_at: nowText })
-        .where("id", "=", candidate.id)
-        .where("status", "=", candidate.status)
-        .where((eb) =>
-          candidate.lease_until === null
-            ? eb("lease_until", "is", null)
-            : eb("lease_until", "=", candidate.lease_until),
-        )
-        .executeTakeFirst();
-      if (result.numUpdatedRows !== 1n) continue;
-      const row = await this.#db
-        .selectFrom("kb_files")
-        .innerJoin("kb_file_contents", "kb_file_contents.file_id", "kb_files.id")
-        .selectAll("kb_files")
-        .select("kb_file_contents.content")
-        .where("kb_files.id", "=", candidate.id)
-        .executeTakeFirst();
-      if (!row) continue;
-      const { content, ...file } = row;
-      return { file: fromFileRow(file), content: Buffer.from(content, "base64") };
-    }
-    return undefined;
+    const id = await claimOldestFile(this.#database, INDEX_QUEUE, leaseMs, this.#now());
+    if (id === undefined) return undefined;
+    const row = await this.#db
+      .selectFrom("kb_files")
+      .innerJoin("kb_file_contents", "kb_file_contents.file_id", "kb_files.id")
+      .selectAll("kb_files")
+      .select("kb_file_contents.content")
+      .where("kb_files.id", "=", id)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { content, ...file } = row;
+    return { file: fromFileRow(file), content: Buffer.from(content, "base64") };
   }
 
   /** Extends the lease of a file being indexed; false when it is no longer this indexer's. */
@@ -303,51 +276,14 @@ export class KbFileStore {
    * lease): a reindex after an embedder change. Its old vectors, if any, are dropped.
    */
   async claimEmbedding(leaseMs: number): Promise<KbFileRecord | undefined> {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const now = this.#now();
-      const nowText = now.toISOString();
-      const candidate = await this.#db
-        .selectFrom("kb_files")
-        .select(["id", "vectors", "lease_until"])
-        .where("status", "=", "indexed")
-        .where((eb) =>
-          eb.or([
-            eb("vectors", "=", "pending"),
-            eb.and([eb("vectors", "=", "embedding"), eb("lease_until", "<", nowText)]),
-          ]),
-        )
-        .orderBy("created_at")
-        .orderBy("id")
-        .limit(1)
-        .executeTakeFirst();
-      if (!candidate) return undefined;
-      const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
-      const claimed = await this.#db.transaction().execute(async (trx) => {
-        const result = await trx
-          .updateTable("kb_files")
-          .set({ vectors: "embedding", vectors_error: null, lease_until: leaseUntil })
-          .where("id", "=", candidate.id)
-          .where("status", "=", "indexed")
-          .where("vectors", "=", candidate.vectors)
-          .where((eb) =>
-            candidate.lease_until === null
-              ? eb("lease_until", "is", null)
-              : eb("lease_until", "=", candidate.lease_until),
-          )
-          .executeTakeFirst();
-        if (result.numUpdatedRows !== 1n) return false;
-        await deleteVectorsWhere(trx, this.#database.dialect, { fileId: candidate.id });
-        return true;
-      });
-      if (!claimed) continue;
-      const row = await this.#db
-        .selectFrom("kb_files")
-        .selectAll()
-        .where("id", "=", candidate.id)
-        .executeTakeFirst();
-      if (row) return fromFileRow(row);
-    }
-    return undefined;
+    const id = await claimOldestFile(this.#database, this.#embedQueue, leaseMs, this.#now());
+    if (id === undefined) return undefined;
+    const row = await this.#db
+      .selectFrom("kb_files")
+      .selectAll()
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return row === undefined ? undefined : fromFileRow(row);
   }
 
   /** Up to `limit` chunks of a file after position `afterSeq`, in order (for re-embedding). */
