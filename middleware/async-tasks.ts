@@ -11,6 +11,7 @@ import {
   isFinishedAsyncTask,
 } from "../contract.js";
 import { ErrorCode, messageOf, SubagentGraphError } from "../errors.js";
+import { messagesOf } from "../util/state-messages.js";
 import { formatSubagentListing } from "../util/subagent-listing.js";
 import type { AsyncTaskHost } from "./async-task-host.js";
 import { type AsyncTask, asyncTaskSchema, upsertAsyncTasks } from "./async-task-records.js";
@@ -22,7 +23,6 @@ import {
   statusLine,
 } from "./async-task-text.js";
 import { type ParentRunScope, parentScope } from "./parent-scope.js";
-import { messagesOf } from "./run-child.js";
 import type { AllowedSubagent } from "./task-types.js";
 
 /** What the background-task middleware is built with. */

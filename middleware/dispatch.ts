@@ -1,25 +1,26 @@
-import { type AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
 import type { ToolRuntime } from "@langchain/core/tools";
-import { Command, isGraphBubbleUp } from "@langchain/langgraph";
+import { type Command, isGraphBubbleUp } from "@langchain/langgraph";
 import { makeChildThreadId } from "../checkpoints/child-thread-id.js";
 import { messageOf, SubagentGraphError } from "../errors.js";
 import { messageText } from "../util/message-text.js";
-import type { PendingApproval } from "./approval-request.js";
+import { messagesOf } from "../util/state-messages.js";
+import {
+  admitChild,
+  type CallerPolicy,
+  callingTurn,
+  refuseCall,
+  type TaskCall,
+} from "./admission.js";
+import { CallEvents } from "./call-events.js";
 import { ChildClock } from "./child-clock.js";
 import { ambientCallbacks, childStreamNamespace } from "./child-namespace.js";
 import { type ChildGraph, childRunConfig, linkedAbortSignal, NEW_INPUT_KEY } from "./child-run.js";
 import { type ParentRunScope, parentScope } from "./parent-scope.js";
-import { messagesOf, runChild } from "./run-child.js";
+import { runChild } from "./run-child.js";
 import { finishedRun, type RunIdentity } from "./run-records.js";
 import type { SubagentRun } from "./subagent-runs.js";
-import {
-  type DispatchLimits,
-  type LoadedChild,
-  TASK_TOOL_NAME,
-  type TaskArgs,
-  type TaskMiddlewareOptions,
-  type TaskStreamEvent,
-} from "./task-types.js";
+import type { DispatchLimits, LoadedChild, TaskArgs, TaskMiddlewareOptions } from "./task-types.js";
 import { truncateAnswer } from "./truncate.js";
 
 /**
@@ -53,49 +54,11 @@ export async function dispatchTask(
     if (isGraphBubbleUp(error)) throw error;
     // Nothing above lets an error out; this is the promise kept should a bug do so.
     const reason = `subagent ${JSON.stringify(args.subagent_type)} failed: ${messageOf(error)}; ${UNFORESEEN}`;
-    return events.finish(endedRun(identity, reason), reason);
+    return events.end(reason);
   }
 }
 
-/** The two events of one call: `started` at most once, always before `finished`. */
-class CallEvents {
-  private started = false;
-
-  constructor(
-    private readonly identity: RunIdentity,
-    /** Where the child's own events stream (`child-namespace.ts`). */
-    readonly namespace: string[],
-    private readonly writer: ToolRuntime["writer"],
-  ) {}
-
-  start(): void {
-    if (this.started) return;
-    this.started = true;
-    this.write({ type: "subagent_started", ...this.identity, namespace: this.namespace });
-  }
-
-  /** Emits `finished` (and `started` first when the call ended before it) and the result. */
-  finish(run: SubagentRun, content: string): Command {
-    this.start();
-    this.write({ type: "subagent_finished", run });
-    return result(run, content);
-  }
-
-  /** The child waits for a person: this call pauses until the parent is resumed. */
-  waiting(pending: PendingApproval): void {
-    this.write({
-      type: "subagent_waiting",
-      ...this.identity,
-      namespace: this.namespace,
-      approval: pending,
-    });
-  }
-
-  private write(event: TaskStreamEvent): void {
-    this.writer?.(event);
-  }
-}
-
+/** Admits the call (`admission.ts`), loading its subagent in between, then runs it. */
 async function dispatch(
   args: TaskArgs,
   runtime: ToolRuntime,
@@ -104,7 +67,6 @@ async function dispatch(
   events: CallEvents,
 ): Promise<Command> {
   const slug = args.subagent_type;
-  const refuse = (reason: string) => events.finish(endedRun(identity, reason), reason);
   const runSignal = runtime.signal ?? new AbortController().signal;
 
   let scope: ParentRunScope;
@@ -114,66 +76,61 @@ async function dispatch(
     // The graph was invoked without the context the runtime always sets (e.g. by hand), or
     // with a malformed one: the message names the field and the fix.
     if (!SubagentGraphError.isInstance(error)) throw error;
-    return refuse(error.message);
+    return events.end(error.message);
   }
-  const allowedSlugs = options.subagents.map((subagent) => subagent.slug);
+  const turn = callingTurn(runtime.state, identity.id);
+  const call: TaskCall = { slug, tools: args.tools, turnTaskCalls: turn.taskCalls };
   let limits: DispatchLimits;
+  let policy: CallerPolicy;
   let child: LoadedChild | undefined;
-  let caller: AIMessage | undefined;
   try {
     limits = await options.limits(scope);
-    // createAgent sends each tool call to the tools node separately, so the batch is seen only
-    // through the calling AI message: every call of an over-cap turn reaches the same verdict,
-    // before any subagent model call (also when the turn is resumed).
-    caller = callingMessage(runtime.state, identity.id);
-    const turnTaskCalls = caller?.tool_calls?.filter((c) => c.name === TASK_TOOL_NAME).length ?? 1;
-    if (turnTaskCalls > limits.maxParallelSubagents) {
-      return refuse(
-        `refused: this turn made ${turnTaskCalls} task calls but at most ${limits.maxParallelSubagents} may run at once (max_parallel_subagents); make at most ${limits.maxParallelSubagents} task calls per turn`,
-      );
-    }
-    if (!allowedSlugs.includes(slug)) {
-      // Lists only the caller's allowed slugs: nothing about agents it may not use.
-      return refuse(
-        `unknown subagent_type ${JSON.stringify(slug)}: use one of ${quoted(allowedSlugs)}`,
-      );
-    }
+    policy = {
+      allowedSlugs: options.subagents.map((subagent) => subagent.slug),
+      maxParallelSubagents: limits.maxParallelSubagents,
+    };
+    const refusal = refuseCall(call, policy);
+    if (refusal !== undefined) return events.end(refusal);
     // Loading reads the record, connects its MCP servers and builds its graph (model, tools):
     // any of them may fail, and each failure is this call's, recorded below.
     child = await options.loadChild(slug, scope);
   } catch (error) {
-    const status = runSignal.aborted ? "cancelled" : "failed";
-    const reason =
-      status === "cancelled"
-        ? `subagent ${JSON.stringify(slug)} cancelled with the parent run`
-        : couldNotStart(slug, error);
-    return events.finish(endedRun(identity, reason, status), reason);
+    return runSignal.aborted
+      ? events.end(`subagent ${JSON.stringify(slug)} cancelled with the parent run`, "cancelled")
+      : events.end(couldNotStart(slug, error));
   }
-  if (!child) {
-    // It was allowed when this run began, and has since been deleted or unshared; the other
-    // allowed slugs are all the message may name.
-    const others = allowedSlugs.filter((other) => other !== slug);
-    return refuse(
-      `subagent ${JSON.stringify(slug)} is no longer available (deleted, or no longer shared with this user, since this run began), so it did not run: ${others.length > 0 ? `use one of ${quoted(others)}, or do the work without it` : "do the work without it"}`,
-    );
-  }
-  const toolSet = new Set(child.toolNames);
-  const requestedTools = args.tools ?? [];
-  const badTools = requestedTools.filter((name) => !toolSet.has(name));
-  if (badTools.length > 0) {
-    // The whole call is refused: a silent filter would run the child with tools it was not
-    // meant to have, or without ones the caller counted on.
-    return refuse(
-      `refused: tools ${quoted(badTools)} are not in the allowed set of subagent "${slug}"; choose from: ${[...child.toolNames].sort().join(", ") || "(none)"}, or omit tools`,
-    );
-  }
+  const admission = admitChild(call, policy, child);
+  if (!admission.admitted) return events.end(admission.reason);
 
   identity.child_thread_id = makeChildThreadId({
     parentThreadId: scope.threadId,
     slug,
     toolCallId: identity.id,
-    aiMessageId: caller?.id ?? identity.id,
+    aiMessageId: turn.message?.id ?? identity.id,
   });
+  return runAdmitted(
+    { args, runtime, identity, events, scope, limits, child: admission.child, runSignal },
+    admission.allowedTools,
+  );
+}
+
+/** An admitted call, with what running its child needs. */
+interface AdmittedCall {
+  args: TaskArgs;
+  runtime: ToolRuntime;
+  identity: RunIdentity;
+  events: CallEvents;
+  scope: ParentRunScope;
+  limits: DispatchLimits;
+  child: LoadedChild;
+  /** The parent run's signal. */
+  runSignal: AbortSignal;
+}
+
+/** Runs an admitted call's child on its own thread, to a record and the tool result. */
+async function runAdmitted(call: AdmittedCall, allowedTools: readonly string[]): Promise<Command> {
+  const { args, runtime, identity, events, scope, limits, child, runSignal } = call;
+  const slug = args.subagent_type;
   // Started by runChild once it knows how long the child ran before a pause for approval.
   const clock =
     limits.subagentTimeoutMs === undefined ? undefined : new ChildClock(limits.subagentTimeoutMs);
@@ -197,8 +154,7 @@ async function dispatch(
       file_thread_id: scope.fileThreadId,
       skills_thread_id: identity.child_thread_id,
       is_subagent_runtime: true,
-      // An empty `tools` means the subagent's whole allowed set, as in the oh-mai-agent design.
-      allowed_tools: [...(requestedTools.length > 0 ? new Set(requestedTools) : child.toolNames)],
+      allowed_tools: [...allowedTools],
       max_rounds: child.maxRounds,
       intent: args.description,
       knowledge_base_ids: [...(child.knowledgeBaseIds ?? [])],
@@ -260,21 +216,6 @@ async function dispatch(
   return events.finish(run, content);
 }
 
-/** The record of a call that ended before its child ran: no rounds, no child thread. */
-function endedRun(
-  identity: RunIdentity,
-  reason: string,
-  status: SubagentRun["status"] = "failed",
-): SubagentRun {
-  return finishedRun(identity, {
-    status,
-    messages: [],
-    maxRoundsReached: false,
-    preview: "",
-    error: reason,
-  });
-}
-
 /**
  * Why subagent `slug` could not start, for its record and the parent model. Our errors name the
  * cause and the fix already (and the config field at fault); any other is unforeseen.
@@ -294,28 +235,6 @@ function couldNotStart(slug: string, error: unknown): string {
 const UNFORESEEN =
   "this was unexpected: try again, and if it fails again check the subagent's settings (model, tools, mcp_servers) and the agent store";
 
-function quoted(names: readonly string[]): string {
-  return names.map((name) => JSON.stringify(name)).join(", ");
-}
-
-/** The ToolMessage (with the record as artifact) and the state update of one call. */
-function result(run: SubagentRun, content: string): Command {
-  return new Command({
-    update: {
-      messages: [
-        new ToolMessage({
-          content,
-          tool_call_id: run.id,
-          name: TASK_TOOL_NAME,
-          status: run.status === "completed" ? "success" : "error",
-          artifact: run,
-        }),
-      ],
-      subagent_runs: [run],
-    },
-  });
-}
-
 /** What a child that failed part-way had done (rounds, usage), for its record. */
 async function childMessagesSoFar(child: ChildGraph, config: ReturnType<typeof childRunConfig>) {
   try {
@@ -325,16 +244,6 @@ async function childMessagesSoFar(child: ChildGraph, config: ReturnType<typeof c
   } catch {
     return [];
   }
-}
-
-/** The AI message in the parent's state that holds `toolCallId`. */
-function callingMessage(state: unknown, toolCallId: string): AIMessage | undefined {
-  for (const message of messagesOf(state)) {
-    if (message.getType() !== "ai") continue;
-    const calls = (message as AIMessage).tool_calls ?? [];
-    if (calls.some((call) => call.id === toolCallId)) return message as AIMessage;
-  }
-  return undefined;
 }
 
 /** The text of the child's last assistant message ("" when it ended on tool calls only). */

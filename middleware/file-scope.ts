@@ -1,9 +1,9 @@
-import type { BaseMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
 import { fileScopeOf, readRunContext } from "../run-context.js";
 import type { SkillSummary } from "../sandbox/skills/library.js";
 import { FILE_TOOL_NAMES } from "../sandbox/tools/file-tools.js";
 import { VirtualRoot } from "../sandbox/virtual-paths.js";
+import { messagesOf } from "../util/state-messages.js";
 import { RUN_ID_KEY } from "./child-run.js";
 
 /** Turns whose skill list is kept in memory between model calls. */
@@ -91,10 +91,9 @@ function runOf(runtime: RunOf): string {
  * the turn), with its position for a message without an id.
  */
 function turnOf(state: unknown): string {
-  const messages = (state as { messages?: unknown } | undefined)?.messages;
-  if (!Array.isArray(messages)) return "";
+  const messages = messagesOf(state);
   for (let i = messages.length - 1; i >= 0; i -= 1) {
-    const message = messages[i] as BaseMessage | undefined;
+    const message = messages[i];
     if (message?.getType?.() === "human") return `${i}:${message.id ?? ""}`;
   }
   return "";

@@ -3,6 +3,7 @@ import { Command, INTERRUPT, interrupt, isGraphInterrupt } from "@langchain/lang
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { freshThreadsOf } from "../checkpoints/fresh-threads.js";
 import { getTupleForWrites, listForWrites } from "../checkpoints/writes-reads.js";
+import { messagesOf } from "../util/state-messages.js";
 import {
   type ApprovalRequest,
   type ApprovalSubagent,
@@ -243,9 +244,4 @@ function outcomeOf(values: unknown): ChildOutcome {
   const maxRoundsReached = (values as { max_rounds_reached?: unknown } | undefined)
     ?.max_rounds_reached;
   return { messages: messagesOf(values), maxRoundsReached: maxRoundsReached === true };
-}
-
-export function messagesOf(values: unknown): BaseMessage[] {
-  const messages = (values as { messages?: unknown } | undefined)?.messages;
-  return Array.isArray(messages) ? (messages as BaseMessage[]) : [];
 }

@@ -4,6 +4,7 @@ import { type PendingApproval, pendingApprovalsOf } from "../middleware/approval
 import type { SubagentRun, SubagentUsage } from "../middleware/subagent-runs.js";
 import type { TaskStreamEvent } from "../middleware/task.js";
 import { messageText } from "../util/message-text.js";
+import { messagesOf } from "../util/state-messages.js";
 
 /** The final outcome of a run. */
 export interface RunResult {
@@ -146,9 +147,7 @@ function updateEvents(
       }
       continue;
     }
-    const messages = (update as { messages?: unknown } | null)?.messages;
-    if (!Array.isArray(messages)) continue;
-    for (const message of messages as BaseMessage[]) {
+    for (const message of messagesOf(update)) {
       const event = messageEvent(threadId, childThreadId, message);
       if (event) events.push(event);
     }

@@ -6,6 +6,7 @@ import { finishedRun } from "../middleware/run-records.js";
 import type { SubagentRun } from "../middleware/subagent-runs.js";
 import { TASK_TOOL_NAME } from "../middleware/task.js";
 import { firstCheckpointTime, readThreadState } from "../threads/thread-state.js";
+import { messagesOf } from "../util/state-messages.js";
 
 const CANCELLED = "cancelled with the parent run";
 
@@ -122,11 +123,6 @@ function answeredCalls(messages: BaseMessage[], turnIndex: number): Set<string> 
       .filter((message) => message.getType() === "tool")
       .map((message) => (message as ToolMessage).tool_call_id),
   );
-}
-
-function messagesOf(values: unknown): BaseMessage[] {
-  const messages = (values as { messages?: unknown } | undefined)?.messages;
-  return Array.isArray(messages) ? (messages as BaseMessage[]) : [];
 }
 
 /** The last AI message with tool calls, if no later AI message followed it. */

@@ -10,6 +10,7 @@ import { type PendingApproval, pendingApprovalsOf } from "../middleware/approval
 import { type SubagentRun, upsertSubagentRuns, waitingRuns } from "../middleware/subagent-runs.js";
 import type { ThreadRunState } from "../store/runs.js";
 import { metadataOf, type ThreadRecord, type ThreadRepository } from "../store/threads.js";
+import { messagesOf } from "../util/state-messages.js";
 import { pendingApprovalsAt } from "./approvals.js";
 import { checkForkEdit } from "./fork-values.js";
 import { AGENT_STATE_REDUCERS, wellFormed } from "./thread-state.js";
@@ -428,10 +429,8 @@ function withWaitingRuns(snapshot: StateSnapshot): StateSnapshot {
 
 /** Ids of the messages in a state's values (what a `remove` message of a fork may name). */
 function messageIdsOf(values: unknown): Set<string> {
-  const messages = (values as { messages?: unknown } | null | undefined)?.messages;
   const ids = new Set<string>();
-  if (!Array.isArray(messages)) return ids;
-  for (const message of messages) {
+  for (const message of messagesOf(values) as unknown[]) {
     const id = (message as { id?: unknown } | null)?.id;
     if (typeof id === "string") ids.add(id);
   }

@@ -9,11 +9,11 @@
 import { type AIMessage, HumanMessage } from "@langchain/core/messages";
 import { Command, INTERRUPT } from "@langchain/langgraph";
 import { type PendingApproval, pendingApprovalsOf } from "../../middleware/approval-request.js";
-import { messagesOf } from "../../middleware/run-child.js";
 import type { LoadedChild } from "../../middleware/task-types.js";
 import type { SubagentRunContext } from "../../run-context.js";
 import type { AsyncTaskInput } from "../../store/async-tasks.js";
 import { messageText } from "../../util/message-text.js";
+import { messagesOf } from "../../util/state-messages.js";
 
 /** How one input ended: the child answered, or paused on a gated call. */
 export type SegmentOutcome =
