@@ -1,3 +1,4 @@
+import { messageOf } from "../../errors.js";
 import {
   createTestDatabase,
   type PostgresCluster,
@@ -17,7 +18,7 @@ export async function freshPostgresDatabase(prefix = "bench"): Promise<string | 
     try {
       cluster = await startPostgresCluster();
     } catch (error) {
-      unavailable = error instanceof Error ? error.message : String(error);
+      unavailable = messageOf(error);
       console.warn(`PostgreSQL variants skipped: ${unavailable}`);
       return undefined;
     }
