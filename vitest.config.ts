@@ -8,6 +8,9 @@ export default defineConfig({
     globalSetup: ["test/support/global-setup.ts", "test/support/pack-setup.ts"],
     // The checkpoint-validation suite (a later issue) needs vitest's globals.
     globals: true,
+    // The default report, then the ten slowest files with their seconds
+    // (test/support/slowest-files-reporter.ts), so the suite's time budget stays in sight.
+    reporters: ["default", "./test/support/slowest-files-reporter.ts"],
     // Two test files at a time. vitest's default is one fewer than the cores (one, on the 2-core
     // CI machines), but most files here wait on child processes, servers and PostgreSQL rather
     // than the CPU, so two overlap well.
