@@ -77,15 +77,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   });
   const layout = new SandboxLayout(dataDir);
   const { threadLeaseMs } = options;
-  const runStore = await openRunStore({
-    database,
-    saver,
-    layout,
-    env,
-    threadLeaseMs,
-    hosted,
-    warn,
-  });
+  // The storage's database, saver and whether it is hosted.
+  const runStore = await openRunStore({ ...storage, layout, env, warn, threadLeaseMs });
   const { threads, running, deleter } = runStore;
   const knowledge = openKnowledge(database, {
     warn,

@@ -27,11 +27,18 @@ export interface ServeOptions {
 const DEFAULT_DRAIN_MS = 30_000;
 
 /**
+ * How long a response still being sent may hold the shutdown once the runs are cancelled. A
+ * client that stopped reading a large body (a console bundle, a long history) would otherwise
+ * keep its connection, and the process, open until it went away.
+ */
+const RESPONSE_GRACE_MS = 3_000;
+
+/**
  * The `serve` command (`npm start`): the HTTP API on `host:port` over the data dir. On the first
  * start it creates the `demo` user with the demo agents and prints that user's token once.
  * SIGINT/SIGTERM shut down gracefully: no new connections, running runs cancelled cleanly (their
- * threads repaired, so they take the next message), then the databases closed. A second signal
- * exits at once.
+ * threads repaired, so they take the next message), responses still being sent given
+ * {@link RESPONSE_GRACE_MS}, then the databases closed. A second signal exits at once.
  *
  * @returns the exit code once the server has stopped.
  */
@@ -119,7 +126,12 @@ export async function serveCommand(options: ServeOptions, io: Io): Promise<numbe
       );
       const closing = running.app.close();
       await running.runs.cancelAll();
+      const lingering = setTimeout(
+        () => running.app.server.closeAllConnections(),
+        RESPONSE_GRACE_MS,
+      ).unref();
       await closing;
+      clearTimeout(lingering);
       await runtime.close();
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);

@@ -59,6 +59,8 @@ export class AsyncTaskRunner {
   private readonly running = new Map<string, RunningTask>();
   private timer: NodeJS.Timeout | undefined;
   private claiming = false;
+  /** The claim under way (settled when none is): `close` waits for what it launches. */
+  private claimed: Promise<void> = Promise.resolve();
   private again = false;
   private closed = false;
 
@@ -79,7 +81,7 @@ export class AsyncTaskRunner {
       return;
     }
     this.claiming = true;
-    void this.claim(sweep)
+    this.claimed = this.claim(sweep)
       .catch((error: unknown) => this.deps.warn(`background tasks: ${messageOf(error)}`))
       .finally(() => {
         this.claiming = false;
@@ -103,6 +105,9 @@ export class AsyncTaskRunner {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    // A claim in flight may still take a row and launch its task: that one is given back too,
+    // before the caller closes the database under it.
+    await this.claimed;
     for (const task of this.running.values()) {
       task.stop ??= "closing";
       task.controller.abort(new Error("runtime closed"));

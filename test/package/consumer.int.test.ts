@@ -263,6 +263,7 @@ describe("the packed package in another project", { timeout: 300_000 }, () => {
       expect(script).toBeDefined();
       const asset = await fetch(`${address}${script}`);
       expect(asset.status).toBe(200);
+      expect((await asset.text()).length).toBeGreaterThan(1000);
       expect((await fetch(`${address}/ok`)).status).toBe(200);
     } finally {
       served.child.kill("SIGTERM");

@@ -92,6 +92,8 @@ describe("serve (npm start)", { timeout: 120_000 }, () => {
     const html = await page.text();
     expect(html).toContain("<title>subagent-graph console</title>");
     const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1] ?? "";
+    // Left unread on purpose: a client that stops reading a large body must not hold the
+    // shutdown below past its grace (cli/serve.ts).
     const bundle = await fetch(`${base}${script}`);
     expect(bundle.status).toBe(200);
     expect(bundle.headers.get("content-type")).toContain("javascript");
@@ -112,6 +114,8 @@ describe("serve (npm start)", { timeout: 120_000 }, () => {
     await until(() => (fake?.requests.length ?? 0) >= 2, 20_000);
 
     first.child.kill("SIGTERM");
+    // Bounded: the unread bundle above must not keep the process alive until the client gives up.
+    await until(() => first.child.exitCode !== null, 20_000);
     expect(await first.exited).toBe(0);
     expect(first.stderr()).toContain("SIGTERM: shutting down");
     // The child's model request was aborted, not left running.
