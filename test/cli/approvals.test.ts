@@ -1,16 +1,14 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Io } from "../../cli/context.js";
-import { runCli } from "../../cli/run.js";
 import { createRuntime } from "../../runtime.js";
 import {
   type ChatCompletionRequestBody,
   type FakeOpenAIServer,
   startFakeOpenAIServer,
 } from "../support/fake-openai-server.js";
+import { cliInProcess } from "../support/in-process-cli.js";
 
 const OUTPUTS = "/home/gem/user-data/outputs";
 
@@ -41,23 +39,8 @@ function modelOf(calls: Record<string, FirstCalls>) {
 }
 
 /** Runs the CLI in-process with `answers` piped on stdin, one per line, as a script would. */
-async function run(argv: string[], env: NodeJS.ProcessEnv, answers: string[] = []) {
-  const stdin = Object.assign(new PassThrough(), { isTTY: false });
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const printed = { stdout: "", stderr: "" };
-  stdout.setEncoding("utf8").on("data", (text: string) => {
-    printed.stdout += text;
-  });
-  stderr.setEncoding("utf8").on("data", (text: string) => {
-    printed.stderr += text;
-  });
-  stdin.end(answers.map((line) => `${line}\n`).join(""));
-  const io: Io = { stdin, stdout, stderr, env };
-  const code = await runCli(argv, io);
-  await new Promise((resolve) => setImmediate(resolve));
-  return { code, ...printed };
-}
+const run = (argv: string[], env: NodeJS.ProcessEnv, answers: string[] = []) =>
+  cliInProcess(argv, { env, input: answers.map((line) => `${line}\n`).join("") });
 
 function threadIdOf(stdout: string): string {
   const match = /^thread: (\S+)$/m.exec(stdout);

@@ -1,57 +1,14 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CHAT_COMMANDS_HELP } from "../../cli/chat-commands.js";
-import type { Io } from "../../cli/context.js";
 import { commandHelp } from "../../cli/help.js";
-import { runCli } from "../../cli/run.js";
 import { createRuntime } from "../../runtime.js";
+import { cliInProcess, type InProcessInput } from "../support/in-process-cli.js";
 
-/** What one in-process CLI run printed and returned. */
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Streams for `runCli`: stdout and stderr collected, stdin ended at once (a piped, empty stdin),
- * or, with `tty`, a terminal-like stdin that types each `script` line once stdout has shown its
- * `after` text (so nothing is typed before the prompt that reads it).
- */
-function fakeIo(options: { tty?: boolean; script?: { after: string; type: string }[] } = {}) {
-  const stdin = Object.assign(new PassThrough(), { isTTY: options.tty === true });
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const printed = { stdout: "", stderr: "" };
-  const script = [...(options.script ?? [])];
-  stdout.setEncoding("utf8").on("data", (text: string) => {
-    printed.stdout += text;
-    const next = script[0];
-    if (next && printed.stdout.includes(next.after)) {
-      script.shift();
-      // Typed once the prompt is up: the chat listens for a line only after drawing it.
-      setImmediate(() => stdin.write(`${next.type}\n`));
-    }
-  });
-  stderr.setEncoding("utf8").on("data", (text: string) => {
-    printed.stderr += text;
-  });
-  if (!options.tty) stdin.end();
-  // No OPENAI_* or SUBAGENT_GRAPH_* variables: the offline model answers.
-  const io: Io = { stdin, stdout, stderr, env: {} };
-  return { io, printed };
-}
-
-async function run(argv: string[], options: Parameters<typeof fakeIo>[0] = {}): Promise<Ran> {
-  const { io, printed } = fakeIo(options);
-  const code = await runCli(argv, io);
-  // Let the streams hand over what was written last.
-  await new Promise((resolve) => setImmediate(resolve));
-  return { code, stdout: printed.stdout, stderr: printed.stderr };
-}
+/** The CLI as typed, in this process: no OPENAI_* or SUBAGENT_GRAPH_* variables, the offline model. */
+const run = (argv: string[], options: InProcessInput = {}) => cliInProcess(argv, options);
 
 /** The user's agents and threads in `dataDir`, read through a runtime of its own. */
 async function contentsOf(dataDir: string, uid: string) {
@@ -211,8 +168,7 @@ describe("CLI commands (in-process)", { timeout: 60_000 }, () => {
 
     it("/help in the interactive chat lists its commands, and the chat goes on", async () => {
       const result = await run(["chat", "--data", dataDir], {
-        tty: true,
-        script: [
+        tty: [
           { after: "› ", type: "/help" },
           { after: "second Ctrl-C quits.", type: "/bogus" },
           { after: "unknown command /bogus", type: "/exit" },

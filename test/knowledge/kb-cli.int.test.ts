@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, inject, it } from "vitest";
-import { cli } from "../support/cli.js";
 import { startFakeOpenAIServer } from "../support/fake-openai-server.js";
+import { cliInProcess } from "../support/in-process-cli.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
 import { fixture } from "./kb-client.js";
 
@@ -24,8 +24,9 @@ function kbFolder(kind: "sqlite" | "postgres") {
 }
 
 /**
- * The `kb` commands as typed (`cli/main.ts` in a child process), on a SQLite data folder and on
- * PostgreSQL: create, add with per-file progress, files, search, list, rm.
+ * The `kb` commands as typed (`runCli`, what the bin runs, in this process: the real-process door
+ * is `test/cli/main.int.test.ts`'s), on a SQLite data folder and on PostgreSQL: create, add with
+ * per-file progress, files, search, list, rm.
  */
 describe.each(["sqlite", "postgres"] as const)(
   "kb commands on %s",
@@ -33,7 +34,7 @@ describe.each(["sqlite", "postgres"] as const)(
   (kind) => {
     const folder = kbFolder(kind);
     const run = (...args: string[]) =>
-      cli(["kb", ...args, "--data", folder.dataDir], { env: folder.env });
+      cliInProcess(["kb", ...args, "--data", folder.dataDir], { env: folder.env });
 
     it("creates a knowledge base, adds files with progress, searches and removes it", async () => {
       const docs = join(folder.dataDir, "docs");
@@ -75,7 +76,7 @@ describe.each(["sqlite", "postgres"] as const)(
       const listed = await run("list");
       expect(listed.stdout).toMatch(/^handbook\s+3\/3\s+private\s+company rules$/m);
 
-      const otherUser = await cli(
+      const otherUser = await cliInProcess(
         ["kb", "files", "handbook", "--uid", "mallory", "--data", folder.dataDir],
         { env: folder.env },
       );
@@ -102,7 +103,7 @@ describe.each(["sqlite", "postgres"] as const)(
 describe("kb embedder commands", { timeout: 300_000 }, () => {
   const folder = kbFolder("sqlite");
   const run = (...args: string[]) =>
-    cli(["kb", ...args, "--data", folder.dataDir], { env: folder.env });
+    cliInProcess(["kb", ...args, "--data", folder.dataDir], { env: folder.env });
 
   it("creates a knowledge base with an embedder, and refuses bad embedder options", async () => {
     const fake = await startFakeOpenAIServer(() => {
@@ -182,7 +183,7 @@ describe("kb embedder commands", { timeout: 300_000 }, () => {
       // The key is read from the variable the settings name; the fake server takes any.
       const withKey = { ...folder.env, CLI_EMBED_KEY: "sk-cli-secret" };
       const typed = (...args: string[]) =>
-        cli(["kb", ...args, "--data", folder.dataDir], { env: withKey });
+        cliInProcess(["kb", ...args, "--data", folder.dataDir], { env: withKey });
       await writeFile(join(folder.dataDir, "paint.txt"), "Paint the fence a bright colour.\n");
       await writeFile(join(folder.dataDir, "oil.txt"), "Change the engine oil in winter.\n");
       expect((await typed("create", "garage")).code).toBe(0);
