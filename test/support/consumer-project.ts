@@ -95,10 +95,14 @@ export interface ConsumerProject {
   bin(name: string, args?: readonly string[], options?: RunOptions): Promise<CommandResult>;
   /**
    * The project's own `tsc --noEmit` with {@link CONSUMER_COMPILER_OPTIONS}, over `files`
-   * (paths relative to {@link dir}) or, without them, every `.ts` file in the project.
+   * (paths relative to {@link dir}) or, without them, every `.ts` file in the project;
+   * `options` override compiler options for this check only (with `files`).
    * Diagnostics are in `stdout`; `code` is 0 when there are none.
    */
-  typecheck(files?: readonly string[]): Promise<CommandResult>;
+  typecheck(
+    files?: readonly string[],
+    options?: Readonly<Record<string, unknown>>,
+  ): Promise<CommandResult>;
   /** Deletes the project's folder. */
   remove(): Promise<void>;
 }
@@ -208,12 +212,17 @@ function consumerProject(dir: string, packageDir: string, tarball: string): Cons
     run,
     node: (file, args = [], options) => run(process.execPath, [file, ...args], options),
     bin: (name, args = [], options) => run(join(dir, "node_modules", ".bin", name), args, options),
-    async typecheck(files) {
+    async typecheck(files, options = {}) {
       let project = ".";
       if (files) {
         // A tsconfig naming the files: tsc given files on its command line ignores tsconfig.json.
         project = `tsconfig.check-${++checks}.json`;
-        await writeJson(join(dir, project), { extends: "./tsconfig.json", files, include: [] });
+        await writeJson(join(dir, project), {
+          extends: "./tsconfig.json",
+          compilerOptions: options,
+          files,
+          include: [],
+        });
       }
       return run(join(dir, "node_modules", ".bin", "tsc"), ["--noEmit", "-p", project]);
     },
