@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import {
   type AgentFormValues,
   type AgentRecord,
@@ -64,8 +64,9 @@ export function AgentForm(props: {
   }, [api]);
 
   const form = useRef<HTMLFormElement>(null);
-  // Opened from the bottom of a long list, the form (at the top) would be off-screen.
-  useEffect(() => {
+  // Opened from the bottom of a long list, the form (at the top) would be off-screen. A layout
+  // effect, as in kb-form.tsx: a focus after a paint could take keystrokes from another field.
+  useLayoutEffect(() => {
     form.current?.scrollIntoView?.({ block: "start" });
     form.current?.querySelector<HTMLElement>("select, input, textarea")?.focus({
       preventScroll: true,

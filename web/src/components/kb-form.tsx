@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { type Api, ApiError } from "../api.js";
 import {
   type EmbedderChange,
@@ -57,7 +57,9 @@ export function KbForm(props: {
   >();
   const form = useRef<HTMLFormElement>(null);
 
-  useEffect(() => {
+  // In the same task as the form's first render (a layout effect), not after a paint: a late
+  // focus would move keystrokes the user already aimed at another field into Name.
+  useLayoutEffect(() => {
     form.current?.querySelector<HTMLInputElement>("#kb-name")?.focus();
   }, []);
   useEffect(() => {
