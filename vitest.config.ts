@@ -3,9 +3,14 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // One private PostgreSQL cluster for the run (see test/support/global-setup.ts), and one
-    // folder for the run's packed package (test/support/pack-setup.ts).
-    globalSetup: ["test/support/global-setup.ts", "test/support/pack-setup.ts"],
+    // One private PostgreSQL cluster for the run (see test/support/global-setup.ts), one folder
+    // for the run's packed package (test/support/pack-setup.ts), and the run's JavaScript of
+    // the sources that CLI processes start from (test/support/compiled-sources-setup.ts).
+    globalSetup: [
+      "test/support/global-setup.ts",
+      "test/support/pack-setup.ts",
+      "test/support/compiled-sources-setup.ts",
+    ],
     // The checkpoint-validation suite (a later issue) needs vitest's globals.
     globals: true,
     // The default report, then the ten slowest files with their seconds

@@ -11,10 +11,11 @@ import {
   type FakeOpenAIServer,
   startFakeOpenAIServer,
 } from "../support/fake-openai-server.js";
+import { cliCommand } from "../support/node-entry.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OUTPUTS = "/home/gem/user-data/outputs";
-const MAIN = [process.execPath, "--import", "tsx", "cli/main.ts"];
+const MAIN = cliCommand();
 
 /**
  * The model of `boss` (whose write_file is gated): a write_file call on a new question, and once

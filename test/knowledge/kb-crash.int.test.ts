@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { createRuntime, type Runtime } from "../../runtime.js";
 import { offlineEnv } from "../support/cli.js";
+import { nodeEntry } from "../support/node-entry.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -15,7 +16,7 @@ function killMidIngest(dataDir: string, database: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "test/knowledge/ingest-child.ts", dataDir, database],
+      [...nodeEntry("test/knowledge/ingest-child.ts"), dataDir, database],
       { cwd: ROOT, env: offlineEnv(), stdio: ["ignore", "pipe", "pipe"] },
     );
     let output = "";

@@ -15,6 +15,7 @@ import {
   type FakeReply,
   startFakeOpenAIServer,
 } from "../support/fake-openai-server.js";
+import { nodeEntry } from "../support/node-entry.js";
 import { until } from "../support/until.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -30,7 +31,7 @@ interface Worker {
 function startWorker(dataDir: string, env: NodeJS.ProcessEnv): Worker {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "test/support/durable-worker.ts", dataDir, THREAD_ID],
+    [...nodeEntry("test/support/durable-worker.ts"), dataDir, THREAD_ID],
     { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";

@@ -8,6 +8,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { nodeEntry } from "../support/node-entry.js";
 import { createTestDatabase } from "../support/postgres-cluster.js";
 import type { StartAnswer, StartRequest } from "../support/start-worker.js";
 
@@ -23,9 +24,11 @@ interface Starter {
 }
 
 function startWorker(): Promise<Starter> {
-  const child = fork("test/support/start-worker.ts", {
+  // `fork` takes the script apart from node's own arguments (tsx's loader, outside vitest).
+  const entry = nodeEntry("test/support/start-worker.ts");
+  const child = fork(entry.at(-1) ?? "", {
     cwd: ROOT,
-    execArgv: ["--import", "tsx"],
+    execArgv: entry.slice(0, -1),
     // Nothing of the test's environment (a DATABASE_URL, model keys) leaks into the starts.
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
     stdio: ["ignore", "inherit", "inherit", "ipc"],

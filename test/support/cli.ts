@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { cliCommand, nodeEntry } from "./node-entry.js";
 
 /** The project root: the CLI is run from there, as `npm run` does. */
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -22,7 +23,7 @@ export function offlineEnv(): NodeJS.ProcessEnv {
 }
 
 /**
- * Runs `node --import tsx cli/main.ts …args` to completion, in the offline environment plus
+ * Runs the CLI (see {@link nodeEntry}) with `…args` to completion, in the offline environment plus
  * `env` (e.g. `DATABASE_URL`). `killAfterMs`: SIGKILL it if it
  * has not exited by then (a safety net for a command that could hang, never a time limit that
  * a test asserts on: the result then has `code: null`).
@@ -32,7 +33,7 @@ export function cli(
   options: { killAfterMs?: number; env?: NodeJS.ProcessEnv; input?: string } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
+    const child = spawn(process.execPath, [...nodeEntry("cli/main.ts"), ...args], {
       cwd: ROOT,
       env: { ...offlineEnv(), ...options.env },
       stdio: "pipe",
@@ -71,7 +72,7 @@ export function cliInTerminal(
   options: { killAfterMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ code: number | null; output: string }> {
   const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
-  const command = [process.execPath, "--import", "tsx", "cli/main.ts", ...args].map(quote);
+  const command = [...cliCommand(), ...args].map(quote);
   return new Promise((resolve, reject) => {
     const child = spawn("script", ["-qec", command.join(" "), "/dev/null"], {
       cwd: ROOT,

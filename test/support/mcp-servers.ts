@@ -8,6 +8,7 @@ import type { Runtime } from "../../runtime.js";
 import type { McpServerConfig } from "../../tools/mcp/config.js";
 import type { McpServerState } from "../../tools/mcp/connection.js";
 import type { McpServerInfo } from "../../tools/mcp/manager.js";
+import { nodeEntry } from "./node-entry.js";
 import { until } from "./until.js";
 
 /**
@@ -46,7 +47,7 @@ export function everythingServer(): McpServerConfig {
 export function fixtureServer(toolsFile: string): McpServerConfig {
   return {
     command: process.execPath,
-    args: ["--import", "tsx", join(ROOT, "test/support/mcp-fixture-server.ts")],
+    args: nodeEntry("test/support/mcp-fixture-server.ts"),
     env: { MCP_FIXTURE_TOOLS: toolsFile },
     cwd: ROOT,
   };

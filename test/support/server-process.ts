@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { nodeEntry } from "./node-entry.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -21,7 +22,7 @@ export interface ServerProcessOptions {
   serveArgs?: readonly string[];
 }
 
-/** Starts `cli/main.ts serve` on a free port with `dataDir` and `env` (see {@link cleanEnv}). */
+/** Starts the CLI's `serve` (see {@link nodeEntry}) on a free port with `dataDir` and `env` (see {@link cleanEnv}). */
 export function startServerProcess(
   dataDir: string,
   env: NodeJS.ProcessEnv,
@@ -31,9 +32,7 @@ export function startServerProcess(
     process.execPath,
     [
       ...(options.nodeArgs ?? []),
-      "--import",
-      "tsx",
-      "cli/main.ts",
+      ...nodeEntry("cli/main.ts"),
       "serve",
       "--port",
       "0",

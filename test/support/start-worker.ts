@@ -2,7 +2,7 @@
  * A process that starts a runtime on a PostgreSQL database when told to, for the concurrent
  * first-start test (`test/store/concurrent-start.postgres.int.test.ts`):
  *
- *   fork("test/support/start-worker.ts", { execArgv: ["--import", "tsx"] })
+ *   fork(<this file, see test/support/node-entry.ts>)
  *
  * Each IPC message `{ round, url }` makes it run `createRuntime` with `DATABASE_URL=url` (the
  * store's migrations and the checkpoint saver's setup, as `npm start` does), close it, and answer
