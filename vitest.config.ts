@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import RunSequencer from "./test/support/sequencer.js";
 
 export default defineConfig({
   test: {
@@ -13,6 +14,9 @@ export default defineConfig({
     ],
     // The checkpoint-validation suite (a later issue) needs vitest's globals.
     globals: true,
+    // vitest's order, with the files that install the packed package a little later and their
+    // pack started with the run (test/support/sequencer.ts).
+    sequence: { sequencer: RunSequencer },
     // The default report, then the ten slowest files with their seconds
     // (test/support/slowest-files-reporter.ts), so the suite's time budget stays in sight.
     reporters: ["default", "./test/support/slowest-files-reporter.ts"],

@@ -10,13 +10,13 @@ import {
   everythingServer,
   filesystemServer,
   fixtureServer,
-  isAlive,
   killServer,
   processesWith,
   serverPid,
   untilAsync,
   waitForStatus,
 } from "../support/mcp-servers.js";
+import { isAlive } from "../support/process-alive.js";
 import { mainAgentPayload, subagentPayload } from "../support/runtime-fixture.js";
 import { ScriptedHarness } from "../support/scripted-harness.js";
 import { expectOneRecordAndEventPair, streamRun } from "../support/task-calls.js";

@@ -1,10 +1,11 @@
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { glob } from "tinyglobby";
 import type { TestProject } from "vitest/node";
 import { CHILD_SCRIPTS } from "./node-entry.js";
+import { isAlive } from "./process-alive.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -17,6 +18,9 @@ declare module "vitest" {
 }
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** A run's build is `.tmp/test-build-<pid of the vitest process>`. */
+const BUILD_PREFIX = "test-build-";
 
 /**
  * What is transpiled, relative to the root: the files `tsconfig.build.json` compiles into
@@ -71,10 +75,23 @@ async function compileSources(outDir: string): Promise<void> {
  * that stand for them (`test/server/serve.int.test.ts`, `test/studio/studio.int.test.ts`).
  */
 export default async function setup(project: TestProject) {
-  await mkdir(join(ROOT, ".tmp"), { recursive: true });
-  const outDir = join(ROOT, ".tmp", `test-build-${process.pid}`);
+  const parent = join(ROOT, ".tmp");
+  await mkdir(parent, { recursive: true });
+  await removeBuildsOfEndedRuns(parent);
+  const outDir = join(parent, `${BUILD_PREFIX}${process.pid}`);
   await compileSources(outDir);
   project.provide("compiledSourcesDir", outDir);
   project.onTestsRerun(() => compileSources(outDir));
   return () => rm(outDir, { recursive: true, force: true });
+}
+
+/** The builds a killed run left behind: their vitest process is gone. */
+async function removeBuildsOfEndedRuns(parent: string): Promise<void> {
+  for (const name of await readdir(parent)) {
+    if (!name.startsWith(BUILD_PREFIX)) continue;
+    const pid = Number(name.slice(BUILD_PREFIX.length));
+    if (Number.isInteger(pid) && pid > 0 && !isAlive(pid)) {
+      await rm(join(parent, name), { recursive: true, force: true });
+    }
+  }
 }

@@ -39,6 +39,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { inject } from "vitest";
+import { isAlive } from "./process-alive.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -235,21 +236,34 @@ let packing: Promise<string> | undefined;
 
 /**
  * The path of the run's `.tgz`. In a vitest run, test files (each in its own worker) share the
- * folder `test/support/pack-setup.ts` provides: the first to create its `lock` folder packs,
- * the others wait for its `result.json`. Outside vitest the process packs on its own.
+ * folder `test/support/pack-setup.ts` provides: the first process to create its `lock` folder
+ * packs (usually vitest's own, ahead of the files: see {@link packAhead}), the others wait for
+ * its `result.json`. Outside vitest the process packs on its own.
  */
 export function packedTarball(): Promise<string> {
-  packing ??= packOncePerRun();
+  packing ??= (async () => {
+    const provided = providedPackDir();
+    if (provided !== undefined) return packInto(provided);
+    const own = await mkdtemp(join(tmpdir(), "subagent-graph-pack-"));
+    process.once("exit", () => rmSync(own, { recursive: true, force: true }));
+    return packInto(own);
+  })();
   return packing;
 }
 
-async function packOncePerRun(): Promise<string> {
-  let packDir = providedPackDir();
-  if (packDir === undefined) {
-    const own = await mkdtemp(join(tmpdir(), "subagent-graph-pack-"));
-    process.once("exit", () => rmSync(own, { recursive: true, force: true }));
-    packDir = own;
-  }
+/**
+ * Starts packing into the run's `packDir` now, in this process, without waiting: vitest's main
+ * process calls it when the run has files that will ask for the tarball
+ * (`test/support/sequencer.ts`), so the build runs beside the first files instead of inside
+ * the first consumer file while the second waits. A failure is left in `result.json`, where
+ * those files read it.
+ */
+export function packAhead(packDir: string): void {
+  packInto(packDir).catch(() => {});
+}
+
+/** Packs into `packDir` unless another process holds its lock, then waits for that one. */
+async function packInto(packDir: string): Promise<string> {
   const lock = join(packDir, "lock");
   const resultFile = join(packDir, "result.json");
   try {
@@ -292,19 +306,10 @@ async function awaitPackResult(resultFile: string, lock: string): Promise<string
       return result.tarball;
     }
     const pid = Number(await readFile(join(lock, "pid"), "utf8").catch(() => ""));
-    if (pid > 0 && !processIsAlive(pid) && !existsSync(resultFile)) {
+    if (pid > 0 && !isAlive(pid) && !existsSync(resultFile)) {
       throw new Error(`the process packing the package (pid ${pid}) ended without a result`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

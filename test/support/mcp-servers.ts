@@ -9,6 +9,7 @@ import type { McpServerConfig } from "../../tools/mcp/config.js";
 import type { McpServerState } from "../../tools/mcp/connection.js";
 import type { McpServerInfo } from "../../tools/mcp/manager.js";
 import { nodeEntry } from "./node-entry.js";
+import { isAlive } from "./process-alive.js";
 import { until } from "./until.js";
 
 /**
@@ -51,16 +52,6 @@ export function fixtureServer(toolsFile: string): McpServerConfig {
     env: { MCP_FIXTURE_TOOLS: toolsFile },
     cwd: ROOT,
   };
-}
-
-/** Whether a process exists (a dead child is reaped by Node, so its pid is gone). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Pids of live processes whose command line contains `needle` (Linux `/proc`). */
