@@ -10,7 +10,7 @@ import { isAlive } from "./process-alive.js";
 declare module "vitest" {
   export interface ProvidedContext {
     /**
-     * This run's JavaScript of the package's sources (see `test/support/cli-command.ts`): what
+     * This run's JavaScript of the package's sources (see `test/support/node-entry.ts`): what
      * the tests' CLI and server processes run.
      */
     compiledSourcesDir: string;
