@@ -1,11 +1,12 @@
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { glob } from "tinyglobby";
+import ts from "typescript";
 import type { TestProject } from "vitest/node";
 import { CHILD_SCRIPTS } from "./node-entry.js";
-import { isAlive } from "./process-alive.js";
+import { foldersOfEndedProcesses } from "./process-alive.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -23,34 +24,36 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BUILD_PREFIX = "test-build-";
 
 /**
- * What is transpiled, relative to the root: the files `tsconfig.build.json` compiles into
- * `dist/` (every `.ts` outside the tests, the bench, the console and the build outputs), and
- * the test scripts started as processes with the test helpers they import.
+ * What is transpiled, as absolute paths: the files `tsconfig.build.json` compiles into `dist/`
+ * (read through TypeScript's own config parser, so the two never disagree), and the test
+ * scripts started as processes with the test helpers they import.
  */
 async function sourcesToCompile(): Promise<string[]> {
-  const packageSources = await glob(["**/*.ts"], {
+  const build = ts.getParsedCommandLineOfConfigFile(
+    join(ROOT, "tsconfig.build.json"),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"));
+      },
+    },
+  );
+  if (build === undefined) throw new Error("tsconfig.build.json could not be read");
+  const testHelpers = await glob(["test/support/**/*.ts"], {
     cwd: ROOT,
-    ignore: [
-      "**/*.d.ts",
-      "node_modules/**",
-      "dist/**",
-      "data/**",
-      ".tmp/**",
-      "test/**",
-      "bench/**",
-      "web/**",
-      "vitest.config.ts",
-    ],
+    absolute: true,
+    ignore: ["**/*.d.ts"],
   });
-  const testHelpers = await glob(["test/support/**/*.ts"], { cwd: ROOT, ignore: ["**/*.d.ts"] });
-  return [...new Set([...packageSources, ...testHelpers, ...CHILD_SCRIPTS])];
+  const childScripts = CHILD_SCRIPTS.map((file) => join(ROOT, file));
+  return [...new Set([...build.fileNames, ...testHelpers, ...childScripts])];
 }
 
 /** Transpiles the package's sources file by file into `outDir`, as tsx would on the fly. */
 async function compileSources(outDir: string): Promise<void> {
   await rm(outDir, { recursive: true, force: true });
   await build({
-    entryPoints: (await sourcesToCompile()).map((file) => join(ROOT, file)),
+    entryPoints: await sourcesToCompile(),
     outdir: outDir,
     outbase: ROOT,
     bundle: false,
@@ -77,21 +80,13 @@ async function compileSources(outDir: string): Promise<void> {
 export default async function setup(project: TestProject) {
   const parent = join(ROOT, ".tmp");
   await mkdir(parent, { recursive: true });
-  await removeBuildsOfEndedRuns(parent);
+  // What killed runs left behind.
+  for (const build of foldersOfEndedProcesses(parent, BUILD_PREFIX)) {
+    await rm(build, { recursive: true, force: true });
+  }
   const outDir = join(parent, `${BUILD_PREFIX}${process.pid}`);
   await compileSources(outDir);
   project.provide("compiledSourcesDir", outDir);
   project.onTestsRerun(() => compileSources(outDir));
   return () => rm(outDir, { recursive: true, force: true });
-}
-
-/** The builds a killed run left behind: their vitest process is gone. */
-async function removeBuildsOfEndedRuns(parent: string): Promise<void> {
-  for (const name of await readdir(parent)) {
-    if (!name.startsWith(BUILD_PREFIX)) continue;
-    const pid = Number(name.slice(BUILD_PREFIX.length));
-    if (Number.isInteger(pid) && pid > 0 && !isAlive(pid)) {
-      await rm(join(parent, name), { recursive: true, force: true });
-    }
-  }
 }

@@ -1,20 +1,10 @@
 import { execFileSync, spawn } from "node:child_process";
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statfsSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { freePort } from "./free-port.js";
-import { isAlive } from "./process-alive.js";
+import { foldersOfEndedProcesses } from "./process-alive.js";
 
 /** A private PostgreSQL cluster on 127.0.0.1 for the tests, removed by {@link stop}. */
 export interface PostgresCluster {
@@ -71,8 +61,8 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     return execFileSync(command, argv, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   };
   stopClustersOfEndedRuns(run);
-  const dir = mkdtempSync(join(clusterParent(), CLUSTER_PREFIX));
-  writeFileSync(join(dir, OWNER_FILE), String(process.pid));
+  // The starting process's pid in the name tells a later start whether this one is orphaned.
+  const dir = mkdtempSync(join(clusterParent(), `${CLUSTER_PREFIX}${process.pid}-`));
   const data = join(dir, "data");
   if (asRoot) {
     const ids = execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim();
@@ -106,34 +96,19 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   };
 }
 
-/** A cluster's folder is `<parent>/sg-pg-<random>` (see {@link clusterParent}). */
+/**
+ * A cluster's folder is `<parent>/sg-pg-<pid of the process that started it>-<random>` (see
+ * {@link clusterParent}).
+ */
 const CLUSTER_PREFIX = "sg-pg-";
-
-/** The file in a cluster's folder holding the pid of the process that started it. */
-const OWNER_FILE = "owner";
 
 /**
  * Stops and removes the clusters whose starting process is gone: a killed test run leaves its
  * server running and its folder behind, which in `/dev/shm` holds memory until a restart.
- * Folders without an owner file are left alone (they may be starting right now).
  */
 function stopClustersOfEndedRuns(run: (tool: string, args: string[]) => string): void {
   for (const parent of new Set([MEMORY_FOLDER, tmpdir()])) {
-    let names: string[];
-    try {
-      names = readdirSync(parent).filter((name) => name.startsWith(CLUSTER_PREFIX));
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      const dir = join(parent, name);
-      let owner: number;
-      try {
-        owner = Number(readFileSync(join(dir, OWNER_FILE), "utf8"));
-      } catch {
-        continue;
-      }
-      if (!Number.isInteger(owner) || owner <= 0 || isAlive(owner)) continue;
+    for (const dir of foldersOfEndedProcesses(parent, CLUSTER_PREFIX)) {
       if (existsSync(join(dir, "data", "postmaster.pid"))) {
         try {
           run("pg_ctl", ["-D", join(dir, "data"), "stop", "-m", "immediate", "-w"]);

@@ -279,8 +279,18 @@ describe("knowledge base pages in Chromium", () => {
         (await server().runtime.kb.listFiles(ALICE, "handbook")).map((file) => file.name).sort(),
       ).toEqual(["dropped.txt", "leave.md"]);
 
-      // Editing: a new description and public sharing, saved with the version read.
-      await page.getByRole("button", { name: "Edit", exact: true }).click();
+      // Editing: a new description and public sharing, saved with the version read. The form
+      // takes the focus in the same task as it renders (read right after Preact's render
+      // microtask), not after a paint, when a late focus would move typing already aimed at
+      // another field into Name.
+      const focusedAtRender = await page.evaluate<string | undefined>(`(() => {
+        const edit = [...document.querySelectorAll("button")].find(
+          (button) => button.textContent.trim() === "Edit",
+        );
+        edit.click();
+        return new Promise((resolve) => queueMicrotask(() => resolve(document.activeElement?.id)));
+      })()`);
+      expect(focusedAtRender).toBe("kb-name");
       const edit = page.getByRole("form", { name: "Edit handbook" });
       await edit.getByLabel("Description", { exact: true }).fill("Company rules, for everyone");
       await edit.getByLabel("Sharing", { exact: true }).selectOption("public");

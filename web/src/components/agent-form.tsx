@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import {
   type AgentFormValues,
   type AgentRecord,
@@ -11,6 +11,7 @@ import {
   type LimitField,
 } from "../agent-form-model.js";
 import { type Api, ApiError, type Catalog } from "../api.js";
+import { useFirstFocus } from "./use-first-focus.js";
 
 const LIMIT_LABELS: Record<LimitField, string> = {
   max_rounds: "Max rounds",
@@ -64,14 +65,8 @@ export function AgentForm(props: {
   }, [api]);
 
   const form = useRef<HTMLFormElement>(null);
-  // Opened from the bottom of a long list, the form (at the top) would be off-screen. A layout
-  // effect, as in kb-form.tsx: a focus after a paint could take keystrokes from another field.
-  useLayoutEffect(() => {
-    form.current?.scrollIntoView?.({ block: "start" });
-    form.current?.querySelector<HTMLElement>("select, input, textarea")?.focus({
-      preventScroll: true,
-    });
-  }, []);
+  // Opened from the bottom of a long list, the form (at the top) would be off-screen.
+  useFirstFocus(form, "select, input, textarea", { scroll: true });
   // An error is brought into view with its field focused, wherever it is in the form.
   useEffect(() => {
     if (!error || !form.current) return;

@@ -1,4 +1,4 @@
-import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { type Api, ApiError } from "../api.js";
 import {
   type EmbedderChange,
@@ -16,6 +16,7 @@ import {
 import { ConfirmDialog } from "./confirm-dialog.js";
 import { KbEmbedderFields } from "./kb-embedder-fields.js";
 import { TextField } from "./text-field.js";
+import { useFirstFocus } from "./use-first-focus.js";
 
 type TextKey = "name" | "description" | "share_uids" | "share_editors";
 
@@ -57,11 +58,7 @@ export function KbForm(props: {
   >();
   const form = useRef<HTMLFormElement>(null);
 
-  // In the same task as the form's first render (a layout effect), not after a paint: a late
-  // focus would move keystrokes the user already aimed at another field into Name.
-  useLayoutEffect(() => {
-    form.current?.querySelector<HTMLInputElement>("#kb-name")?.focus();
-  }, []);
+  useFirstFocus(form, "#kb-name");
   useEffect(() => {
     if (!error || !form.current) return;
     const input = error.field
